@@ -1,0 +1,43 @@
+package dev.verbs4j.verbs;
+
+/**
+ * How far a device guarantees atomicity of atomic operations ({@code enum ibv_atomic_cap}). Pure value; owns no native memory.
+ */
+public enum AtomicCapability {
+    /** {@code ATOMIC_NONE}. */
+    NONE(0, "ATOMIC_NONE"),
+    /** {@code ATOMIC_HCA}. */
+    HCA(1, "ATOMIC_HCA"),
+    /** {@code ATOMIC_GLOB}. */
+    GLOB(2, "ATOMIC_GLOB"),
+    /** A value this version of verbs4j does not know. */
+    UNKNOWN(Integer.MIN_VALUE, "unknown");
+
+    private final int code;
+    private final String label;
+
+    AtomicCapability(int code, String label) {
+        this.code = code;
+        this.label = label;
+    }
+
+    /** The C value. */
+    public int code() {
+        return code;
+    }
+
+    /** The name the rdma-core tools print for it. */
+    public String label() {
+        return label;
+    }
+
+    /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
+    public static AtomicCapability of(int code) {
+        for (AtomicCapability v : values()) {
+            if (v.code == code && v != UNKNOWN) {
+                return v;
+            }
+        }
+        return UNKNOWN;
+    }
+}

@@ -1,0 +1,263 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_context;
+import dev.verbs4j.bindings.ibv_device;
+import dev.verbs4j.bindings.ibv_device_attr_ex;
+import dev.verbs4j.bindings.ibv_gid_entry;
+import dev.verbs4j.bindings.ibv_port_attr;
+import dev.verbs4j.bindings.rdma_core_h;
+import dev.verbs4j.bindings.verbs_context;
+import dev.verbs4j.verbs.internal.ExtendedOps;
+import dev.verbs4j.verbs.internal.Ibv;
+import dev.verbs4j.verbs.internal.Native;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * An open RDMA device ({@code struct ibv_context}, from {@code ibv_open_device()}). The root of
+ * every verbs object: closing it closes everything created from it first, then calls {@code
+ * ibv_close_device()}. The native context belongs to this object; query results are heap
+ * snapshots that stay valid after close.
+ */
+public final class Context extends NativeResource {
+
+    private static final int ENODATA = Errno.ENODATA;
+
+    private final Device device;
+    private final MemorySegment context;
+
+    private Context(Device device, MemorySegment context) {
+        super(null);
+        this.device = device;
+        this.context = context;
+    }
+
+    /**
+     * Opens the device called {@code name}.
+     *
+     * @throws VerbsException {@code ENODEV} when there is no such device, or the errno of {@code ibv_open_device}
+     */
+    public static Context open(String name) {
+        Context opened = Device.withDeviceList(devices -> {
+            for (MemorySegment dev : devices) {
+                if (ibv_device.name(dev).getString(0).equals(name)) {
+                    return openDevice(dev);
+                }
+            }
+            return null;
+        });
+        if (opened == null) {
+            throw Device.noSuchDevice(name);
+        }
+        return opened;
+    }
+
+    /**
+     * Opens the first device libibverbs lists.
+     *
+     * @throws VerbsException {@code ENODEV} when there is none
+     */
+    public static Context openFirst() {
+        Context opened = Device.withDeviceList(devices -> devices.isEmpty() ? null : openDevice(devices.get(0)));
+        if (opened == null) {
+            throw new VerbsException("ibv_get_device_list", Errno.ENODEV, "no RDMA device on this host");
+        }
+        return opened;
+    }
+
+    private static Context openDevice(MemorySegment dev) {
+        Device device = Device.describe(dev);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            MemorySegment ctx = Ibv.openDevice(capture, dev);
+            if (ctx.equals(MemorySegment.NULL)) {
+                throw new VerbsException("ibv_open_device", Native.errno(capture), device.name());
+            }
+            return new Context(device, Native.sized(ctx, ibv_context.sizeof()));
+        }
+    }
+
+    /** The device this context was opened on. */
+    public Device device() {
+        return device;
+    }
+
+    /** The device name. */
+    public String name() {
+        return device.name();
+    }
+
+    /** Number of completion vectors (interrupt lines) the device offers. */
+    public int numCompVectors() {
+        ensureOpen();
+        return ibv_context.num_comp_vectors(context);
+    }
+
+    /** The file descriptor on which asynchronous events arrive. */
+    public int asyncFd() {
+        ensureOpen();
+        return ibv_context.async_fd(context);
+    }
+
+    /**
+     * The device's attributes through {@code ibv_query_device_ex()}, falling back to {@code
+     * ibv_query_device()} as the C inline does when the provider lacks the extended query.
+     */
+    public DeviceAttributes queryDevice() {
+        ensureOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_device_attr_ex.layout());
+            MemorySegment op = ExtendedOps.op(context, verbs_context.query_device_ex$offset());
+            int rc = Errno.EOPNOTSUPP;
+            if (!op.equals(MemorySegment.NULL)) {
+                rc = Ibv.queryDeviceEx(op, context, MemorySegment.NULL, attr, ibv_device_attr_ex.sizeof());
+            }
+            if (rc == Errno.EOPNOTSUPP || rc == Errno.ENOSYS) {
+                attr.fill((byte) 0);
+                rc = rdma_core_h.ibv_query_device(context, ibv_device_attr_ex.orig_attr(attr));
+            }
+            check("ibv_query_device_ex", rc, name());
+            return new DeviceAttributes(Native.snapshot(attr), ibv_context.num_comp_vectors(context));
+        }
+    }
+
+    /**
+     * The full attributes of {@code port} through the provider's {@code query_port}, as the C
+     * {@code ibv_query_port()} macro does (the exported symbol fills only a legacy prefix).
+     *
+     * @param port the port number, from 1
+     */
+    public PortAttributes queryPort(int port) {
+        ensureOpen();
+        checkPort(port);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_port_attr.layout());
+            MemorySegment op = ExtendedOps.op(context, verbs_context.query_port$offset());
+            int rc = op.equals(MemorySegment.NULL)
+                    ? rdma_core_h.ibv_query_port(context, (byte) port, attr)
+                    : Ibv.queryPort(op, context, (byte) port, attr, ibv_port_attr.sizeof());
+            check("ibv_query_port", rc, name() + " port " + port);
+            return new PortAttributes(port, Native.snapshot(attr));
+        }
+    }
+
+    /**
+     * The GID at {@code index} of {@code port}'s table ({@code ibv_query_gid()}); an unused entry
+     * reads as the zero GID, as in C.
+     */
+    public Gid queryGid(int port, int index) {
+        ensureOpen();
+        checkPort(port);
+        checkIndex(index);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            MemorySegment gid = arena.allocate(Gid.BYTES);
+            if (Ibv.queryGid(capture, context, (byte) port, index, gid) != 0) {
+                throw new VerbsException("ibv_query_gid", Native.errno(capture), name() + " port " + port + " index " + index);
+            }
+            return Gid.of(gid.toArray(ValueLayout.JAVA_BYTE));
+        }
+    }
+
+    /**
+     * The entry at {@code index} of {@code port}'s GID table with its type and network device
+     * ({@code ibv_query_gid_ex()}), or empty when the entry is unused.
+     */
+    public Optional<GidEntry> queryGidEntry(int port, int index) {
+        ensureOpen();
+        checkPort(port);
+        checkIndex(index);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment entry = arena.allocate(ibv_gid_entry.layout());
+            int rc = rdma_core_h._ibv_query_gid_ex(context, port, index, entry, 0, ibv_gid_entry.sizeof());
+            if (rc == ENODATA) {
+                return Optional.empty();
+            }
+            check("ibv_query_gid_ex", rc, name() + " port " + port + " index " + index);
+            return Optional.of(gidEntry(entry));
+        }
+    }
+
+    /** Every valid GID entry of every port ({@code ibv_query_gid_table()}). */
+    public List<GidEntry> queryGidTable() {
+        ensureOpen();
+        int ports = queryDevice().physPortCount();
+        long max = 0;
+        for (int p = 1; p <= ports; p++) {
+            max += queryPort(p).gidTableLength();
+        }
+        if (max == 0) {
+            return List.of();
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment entries = arena.allocate(ibv_gid_entry.layout(), max);
+            long n = rdma_core_h._ibv_query_gid_table(context, entries, max, 0, ibv_gid_entry.sizeof());
+            if (n < 0) {
+                throw new VerbsException("ibv_query_gid_table", (int) -n, name());
+            }
+            List<GidEntry> out = new ArrayList<>((int) n);
+            for (long i = 0; i < n; i++) {
+                out.add(gidEntry(entries.asSlice(i * ibv_gid_entry.sizeof(), ibv_gid_entry.sizeof())));
+            }
+            return List.copyOf(out);
+        }
+    }
+
+    /** The P_Key at {@code index} of {@code port}'s partition table, in host byte order. */
+    public int queryPkey(int port, int index) {
+        ensureOpen();
+        checkPort(port);
+        checkIndex(index);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            MemorySegment pkey = arena.allocate(ValueLayout.JAVA_SHORT);
+            if (Ibv.queryPkey(capture, context, (byte) port, index, pkey) != 0) {
+                throw new VerbsException("ibv_query_pkey", Native.errno(capture), name() + " port " + port + " index " + index);
+            }
+            return Short.toUnsignedInt(Short.reverseBytes(pkey.get(ValueLayout.JAVA_SHORT, 0)));
+        }
+    }
+
+    private static GidEntry gidEntry(MemorySegment entry) {
+        return new GidEntry(
+                Gid.of(ibv_gid_entry.gid(entry).toArray(ValueLayout.JAVA_BYTE)),
+                ibv_gid_entry.gid_index(entry),
+                ibv_gid_entry.port_num(entry),
+                GidType.of(ibv_gid_entry.gid_type(entry)),
+                ibv_gid_entry.ndev_ifindex(entry));
+    }
+
+    private static void checkPort(int port) {
+        if (port < 1 || port > 255) {
+            throw new IllegalArgumentException("port must be between 1 and 255, got " + port);
+        }
+    }
+
+    private static void checkIndex(int index) {
+        if (index < 0) {
+            throw new IllegalArgumentException("table index must not be negative, got " + index);
+        }
+    }
+
+    private static void check(String verb, int rc, String what) {
+        if (rc != 0) {
+            throw new VerbsException(verb, Math.abs(rc), what);
+        }
+    }
+
+    @Override
+    protected void destroy() {
+        int rc = rdma_core_h.ibv_close_device(context);
+        check("ibv_close_device", rc, name());
+    }
+
+    @Override
+    protected String describe() {
+        return "Context " + device.name();
+    }
+}

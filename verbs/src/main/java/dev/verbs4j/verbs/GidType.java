@@ -1,0 +1,43 @@
+package dev.verbs4j.verbs;
+
+/**
+ * The type of a GID table entry ({@code enum ibv_gid_type}). Pure value; owns no native memory.
+ */
+public enum GidType {
+    /** {@code IB}. */
+    IB(0, "IB"),
+    /** {@code RoCE v1}. */
+    ROCE_V1(1, "RoCE v1"),
+    /** {@code RoCE v2}. */
+    ROCE_V2(2, "RoCE v2"),
+    /** A value this version of verbs4j does not know. */
+    UNKNOWN(Integer.MIN_VALUE, "unknown");
+
+    private final int code;
+    private final String label;
+
+    GidType(int code, String label) {
+        this.code = code;
+        this.label = label;
+    }
+
+    /** The C value. */
+    public int code() {
+        return code;
+    }
+
+    /** The name the rdma-core tools print for it. */
+    public String label() {
+        return label;
+    }
+
+    /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
+    public static GidType of(int code) {
+        for (GidType v : values()) {
+            if (v.code == code && v != UNKNOWN) {
+                return v;
+            }
+        }
+        return UNKNOWN;
+    }
+}

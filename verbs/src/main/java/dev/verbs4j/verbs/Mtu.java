@@ -1,0 +1,47 @@
+package dev.verbs4j.verbs;
+
+/**
+ * A path MTU ({@code enum ibv_mtu}). Pure value; owns no native memory.
+ */
+public enum Mtu {
+    /** {@code 256}. */
+    MTU_256(1, "256"),
+    /** {@code 512}. */
+    MTU_512(2, "512"),
+    /** {@code 1024}. */
+    MTU_1024(3, "1024"),
+    /** {@code 2048}. */
+    MTU_2048(4, "2048"),
+    /** {@code 4096}. */
+    MTU_4096(5, "4096"),
+    /** A value this version of verbs4j does not know. */
+    UNKNOWN(Integer.MIN_VALUE, "unknown");
+
+    private final int code;
+    private final String label;
+
+    Mtu(int code, String label) {
+        this.code = code;
+        this.label = label;
+    }
+
+    /** The C value. */
+    public int code() {
+        return code;
+    }
+
+    /** The name the rdma-core tools print for it. */
+    public String label() {
+        return label;
+    }
+
+    /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
+    public static Mtu of(int code) {
+        for (Mtu v : values()) {
+            if (v.code == code && v != UNKNOWN) {
+                return v;
+            }
+        }
+        return UNKNOWN;
+    }
+}

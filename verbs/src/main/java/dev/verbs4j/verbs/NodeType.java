@@ -1,0 +1,51 @@
+package dev.verbs4j.verbs;
+
+/**
+ * The kind of RDMA node a device is ({@code enum ibv_node_type}). Pure value; owns no native memory.
+ */
+public enum NodeType {
+    /** {@code CA}. */
+    CA(1, "CA"),
+    /** {@code SWITCH}. */
+    SWITCH(2, "SWITCH"),
+    /** {@code ROUTER}. */
+    ROUTER(3, "ROUTER"),
+    /** {@code RNIC}. */
+    RNIC(4, "RNIC"),
+    /** {@code USNIC}. */
+    USNIC(5, "USNIC"),
+    /** {@code USNIC_UDP}. */
+    USNIC_UDP(6, "USNIC_UDP"),
+    /** {@code UNSPECIFIED}. */
+    UNSPECIFIED(7, "UNSPECIFIED"),
+    /** A value this version of verbs4j does not know. */
+    UNKNOWN(Integer.MIN_VALUE, "unknown");
+
+    private final int code;
+    private final String label;
+
+    NodeType(int code, String label) {
+        this.code = code;
+        this.label = label;
+    }
+
+    /** The C value. */
+    public int code() {
+        return code;
+    }
+
+    /** The name the rdma-core tools print for it. */
+    public String label() {
+        return label;
+    }
+
+    /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
+    public static NodeType of(int code) {
+        for (NodeType v : values()) {
+            if (v.code == code && v != UNKNOWN) {
+                return v;
+            }
+        }
+        return UNKNOWN;
+    }
+}

@@ -1,0 +1,49 @@
+package dev.verbs4j.verbs;
+
+/**
+ * The logical state of a port ({@code enum ibv_port_state}). Pure value; owns no native memory.
+ */
+public enum PortState {
+    /** {@code PORT_NOP}. */
+    NOP(0, "PORT_NOP"),
+    /** {@code PORT_DOWN}. */
+    DOWN(1, "PORT_DOWN"),
+    /** {@code PORT_INIT}. */
+    INIT(2, "PORT_INIT"),
+    /** {@code PORT_ARMED}. */
+    ARMED(3, "PORT_ARMED"),
+    /** {@code PORT_ACTIVE}. */
+    ACTIVE(4, "PORT_ACTIVE"),
+    /** {@code PORT_ACTIVE_DEFER}. */
+    ACTIVE_DEFER(5, "PORT_ACTIVE_DEFER"),
+    /** A value this version of verbs4j does not know. */
+    UNKNOWN(Integer.MIN_VALUE, "unknown");
+
+    private final int code;
+    private final String label;
+
+    PortState(int code, String label) {
+        this.code = code;
+        this.label = label;
+    }
+
+    /** The C value. */
+    public int code() {
+        return code;
+    }
+
+    /** The name the rdma-core tools print for it. */
+    public String label() {
+        return label;
+    }
+
+    /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
+    public static PortState of(int code) {
+        for (PortState v : values()) {
+            if (v.code == code && v != UNKNOWN) {
+                return v;
+            }
+        }
+        return UNKNOWN;
+    }
+}

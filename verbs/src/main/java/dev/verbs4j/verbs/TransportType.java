@@ -1,0 +1,47 @@
+package dev.verbs4j.verbs;
+
+/**
+ * The transport a device implements ({@code enum ibv_transport_type}). Pure value; owns no native memory.
+ */
+public enum TransportType {
+    /** {@code InfiniBand}. */
+    IB(0, "InfiniBand"),
+    /** {@code iWARP}. */
+    IWARP(1, "iWARP"),
+    /** {@code usNIC}. */
+    USNIC(2, "usNIC"),
+    /** {@code usNIC UDP}. */
+    USNIC_UDP(3, "usNIC UDP"),
+    /** {@code unspecified}. */
+    UNSPECIFIED(4, "unspecified"),
+    /** A value this version of verbs4j does not know. */
+    UNKNOWN(Integer.MIN_VALUE, "unknown");
+
+    private final int code;
+    private final String label;
+
+    TransportType(int code, String label) {
+        this.code = code;
+        this.label = label;
+    }
+
+    /** The C value. */
+    public int code() {
+        return code;
+    }
+
+    /** The name the rdma-core tools print for it. */
+    public String label() {
+        return label;
+    }
+
+    /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
+    public static TransportType of(int code) {
+        for (TransportType v : values()) {
+            if (v.code == code && v != UNKNOWN) {
+                return v;
+            }
+        }
+        return UNKNOWN;
+    }
+}

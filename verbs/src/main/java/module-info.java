@@ -1,0 +1,9 @@
+/**
+ * The verbs layer of verbs4j: libibverbs as AutoCloseable, Arena-scoped Java objects.
+ */
+module dev.verbs4j.verbs {
+    requires dev.verbs4j.bindings;
+
+    exports dev.verbs4j.verbs;
+    exports dev.verbs4j.verbs.internal to dev.verbs4j.rdmacm;
+}
