@@ -26,6 +26,7 @@ verbs4j_find_jdk() {
         candidates+=("${c%/}")
     done
     for c in "${candidates[@]}"; do
+        case "$seen" in *"  $c ("*) continue ;; esac
         v=$(verbs4j_jdk_version "$c")
         [ -n "$v" ] || continue
         if [ "$v" -ge 22 ]; then
