@@ -302,14 +302,7 @@ public final class DevInfo {
 
     private int printPort(Device device, Context ctx, PortAttributes p) {
         out.printf("\t\tport:\t%d\n", p.port());
-        String state = switch (p.stateCode()) {
-            case 1 -> "PORT_DOWN";
-            case 2 -> "PORT_INIT";
-            case 3 -> "PORT_ARMED";
-            case 4 -> "PORT_ACTIVE";
-            default -> "invalid state";
-        };
-        out.printf("\t\t\tstate:\t\t\t%s (%d)\n", state, p.stateCode());
+        out.printf("\t\t\tstate:\t\t\t%s (%d)\n", portState(p.stateCode()), p.stateCode());
         out.printf("\t\t\tmax_mtu:\t\t%s (%d)\n", mtu(p.maxMtuCode()), p.maxMtuCode());
         out.printf("\t\t\tactive_mtu:\t\t%s (%d)\n", mtu(p.activeMtuCode()), p.activeMtuCode());
         out.printf("\t\t\tsm_lid:\t\t\t%d\n", p.smLid());
@@ -423,62 +416,39 @@ public final class DevInfo {
     }
 
     private static String mtu(int code) {
-        return switch (code) {
-            case 1 -> "256";
-            case 2 -> "512";
-            case 3 -> "1024";
-            case 4 -> "2048";
-            case 5 -> "4096";
-            default -> "invalid MTU";
-        };
+        return label(code, "invalid MTU", 1, "256", 2, "512", 3, "1024", 4, "2048", 5, "4096");
     }
 
     private static String width(int w) {
-        return switch (w) {
-            case 1 -> "1";
-            case 2 -> "4";
-            case 4 -> "8";
-            case 8 -> "12";
-            case 16 -> "2";
-            default -> "invalid width";
-        };
+        return label(w, "invalid width", 1, "1", 2, "4", 4, "8", 8, "12", 16, "2");
     }
 
     private static String speed(int s) {
-        return switch (s) {
-            case 1 -> "2.5 Gbps";
-            case 2 -> "5.0 Gbps";
-            case 4, 8 -> "10.0 Gbps";
-            case 16 -> "14.0 Gbps";
-            case 32 -> "25.0 Gbps";
-            case 64 -> "50.0 Gbps";
-            case 128 -> "100.0 Gbps";
-            default -> "invalid speed";
-        };
+        return label(s, "invalid speed", 1, "2.5 Gbps", 2, "5.0 Gbps", 4, "10.0 Gbps", 8, "10.0 Gbps",
+                16, "14.0 Gbps", 32, "25.0 Gbps", 64, "50.0 Gbps", 128, "100.0 Gbps");
     }
 
     private static String vl(int v) {
-        return switch (v) {
-            case 1 -> "1";
-            case 2 -> "2";
-            case 3 -> "4";
-            case 4 -> "8";
-            case 5 -> "15";
-            default -> "invalid value";
-        };
+        return label(v, "invalid value", 1, "1", 2, "2", 3, "4", 4, "8", 5, "15");
     }
 
     private static String physState(int s) {
-        return switch (s) {
-            case 1 -> "SLEEP";
-            case 2 -> "POLLING";
-            case 3 -> "DISABLED";
-            case 4 -> "PORT_CONFIGURATION TRAINNING";
-            case 5 -> "LINK_UP";
-            case 6 -> "LINK_ERROR_RECOVERY";
-            case 7 -> "PHY TEST";
-            default -> "invalid physical state";
-        };
+        return label(s, "invalid physical state", 1, "SLEEP", 2, "POLLING", 3, "DISABLED",
+                4, "PORT_CONFIGURATION TRAINNING", 5, "LINK_UP", 6, "LINK_ERROR_RECOVERY", 7, "PHY TEST");
+    }
+
+    private static String portState(int s) {
+        return label(s, "invalid state", 1, "PORT_DOWN", 2, "PORT_INIT", 3, "PORT_ARMED", 4, "PORT_ACTIVE");
+    }
+
+    /** The text ibv_devinfo prints for {@code code}, from pairs of (value, text). */
+    private static String label(int code, String invalid, Object... pairs) {
+        for (int i = 0; i < pairs.length; i += 2) {
+            if ((Integer) pairs[i] == code) {
+                return (String) pairs[i + 1];
+            }
+        }
+        return invalid;
     }
 
     private record Flag(long bit, String name) {
