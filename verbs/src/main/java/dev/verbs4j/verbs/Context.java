@@ -223,6 +223,49 @@ public final class Context extends NativeResource {
         }
     }
 
+    /** Allocates a protection domain ({@code ibv_alloc_pd()}). */
+    public ProtectionDomain allocateProtectionDomain() {
+        return new ProtectionDomain(this);
+    }
+
+    /** Creates a completion event channel ({@code ibv_create_comp_channel()}). */
+    public CompletionChannel createCompletionChannel() {
+        return new CompletionChannel(this);
+    }
+
+    /** Creates a completion queue of at least {@code entries} entries, without events. */
+    public CompletionQueue createCompletionQueue(int entries) {
+        return new CompletionQueue(this, entries, null, 0);
+    }
+
+    /**
+     * Creates a completion queue whose events go to {@code channel} (may be null), interrupting on
+     * completion vector {@code compVector}.
+     */
+    public CompletionQueue createCompletionQueue(int entries, CompletionChannel channel, int compVector) {
+        return new CompletionQueue(this, entries, channel, compVector);
+    }
+
+    /**
+     * The GID index to use on {@code port} when none is given: the first RoCE v2 entry holding an
+     * IPv4-mapped address (as RDMA CM picks for IPv4), else the first RoCE v2 entry, else 0.
+     */
+    public int preferredGidIndex(int port) {
+        List<GidEntry> entries = queryGidTable().stream().filter(e -> e.port() == port).toList();
+        return entries.stream().filter(e -> e.type() == GidType.ROCE_V2 && isIpv4Mapped(e.gid())).findFirst()
+                .or(() -> entries.stream().filter(e -> e.type() == GidType.ROCE_V2).findFirst())
+                .map(GidEntry::index).orElse(0);
+    }
+
+    private static boolean isIpv4Mapped(Gid gid) {
+        return gid.subnetPrefix() == 0 && (gid.interfaceId() >>> 32) == 0xffff;
+    }
+
+    MemorySegment handle() {
+        ensureOpen();
+        return context;
+    }
+
     private static GidEntry gidEntry(MemorySegment entry) {
         return new GidEntry(
                 Gid.of(ibv_gid_entry.gid(entry).toArray(ValueLayout.JAVA_BYTE)),

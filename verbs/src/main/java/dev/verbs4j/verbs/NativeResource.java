@@ -14,13 +14,49 @@ public abstract class NativeResource implements AutoCloseable {
 
     private final NativeResource parent;
     private final Set<NativeResource> children = new LinkedHashSet<>();
+    private final List<NativeResource> owners = new ArrayList<>(2);
     private volatile boolean closed;
 
-    /** Registers this object as a child of {@code parent} (null for a root such as a Context). */
+    /**
+     * A new object under {@code parent} (null for a root such as a Context). The subclass creates
+     * its native object, then calls {@link #attach()}.
+     */
     protected NativeResource(NativeResource parent) {
         this.parent = parent;
         if (parent != null) {
+            parent.ensureOpen();
+        }
+    }
+
+    /**
+     * Makes this object one of its parent's children, to be closed with it. Called by the subclass
+     * once its native object exists; if the parent was closed meanwhile, the native object is
+     * freed again and an {@link IllegalStateException} thrown.
+     */
+    protected final void attach() {
+        if (parent == null) {
+            return;
+        }
+        try {
             parent.adopt(this);
+            synchronized (owners) {
+                owners.add(parent);
+            }
+        } catch (IllegalStateException e) {
+            closed = true;
+            destroy();
+            throw e;
+        }
+    }
+
+    /**
+     * Declares that this object uses {@code used} (a queue pair its completion queues, a
+     * completion queue its channel): {@code used} then closes this object before itself.
+     */
+    protected final void dependOn(NativeResource used) {
+        used.adopt(this);
+        synchronized (owners) {
+            owners.add(used);
         }
     }
 
@@ -91,8 +127,13 @@ public abstract class NativeResource implements AutoCloseable {
                 failure.addSuppressed(e);
             }
         } finally {
-            if (parent != null) {
-                parent.forget(this);
+            List<NativeResource> from;
+            synchronized (owners) {
+                from = new ArrayList<>(owners);
+                owners.clear();
+            }
+            for (NativeResource owner : from) {
+                owner.forget(this);
             }
         }
         if (failure != null) {

@@ -21,6 +21,7 @@ class NativeResourceTest {
             this.name = name;
             this.log = log;
             this.fail = fail;
+            attach();
         }
 
         void use() {

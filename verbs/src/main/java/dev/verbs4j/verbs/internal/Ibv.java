@@ -3,6 +3,11 @@ package dev.verbs4j.verbs.internal;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.bindings.verbs_context;
 
+import dev.verbs4j.verbs.Errno;
+import dev.verbs4j.verbs.VerbsException;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
@@ -26,7 +31,61 @@ public final class Ibv {
     private static final MethodHandle QUERY_DEVICE_EX_OP =
             Native.downcallPointer(verbs_context.query_device_ex.descriptor(), false);
 
+    /** Creating verbs that return NULL and set errno on failure; first argument: the capture segment. */
+    public static final MethodHandle ALLOC_PD = withErrno("ibv_alloc_pd");
+    public static final MethodHandle REG_MR = withErrno("ibv_reg_mr");
+    public static final MethodHandle REG_MR_IOVA2 = withErrno("ibv_reg_mr_iova2");
+    public static final MethodHandle CREATE_COMP_CHANNEL = withErrno("ibv_create_comp_channel");
+    public static final MethodHandle CREATE_CQ = withErrno("ibv_create_cq");
+    public static final MethodHandle CREATE_QP = withErrno("ibv_create_qp");
+    public static final MethodHandle CREATE_AH = withErrno("ibv_create_ah");
+    public static final MethodHandle GET_CQ_EVENT = withErrno("ibv_get_cq_event");
+
     private Ibv() {
+    }
+
+    private static MethodHandle withErrno(String name) {
+        try {
+            Class<?> h = rdma_core_h.class;
+            MemorySegment address = (MemorySegment) h.getMethod(name + "$address").invoke(null);
+            FunctionDescriptor descriptor = (FunctionDescriptor) h.getMethod(name + "$descriptor").invoke(null);
+            return Native.downcallWithErrno(address, descriptor);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("the bindings lack " + name, e);
+        }
+    }
+
+    /**
+     * Calls a creating verb ({@code handle} from this class) and returns the object it created,
+     * sized to {@code size} bytes.
+     *
+     * @throws VerbsException naming {@code verb}, its errno and {@code what} when it returned NULL
+     */
+    public static MemorySegment create(MethodHandle handle, String verb, String what, long size, Object... args) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            Object[] all = new Object[args.length + 1];
+            all[0] = capture;
+            System.arraycopy(args, 0, all, 1, args.length);
+            MemorySegment created;
+            try {
+                created = (MemorySegment) handle.invokeWithArguments(all);
+            } catch (Throwable t) {
+                throw rethrow(t);
+            }
+            if (created.equals(MemorySegment.NULL)) {
+                int errno = Native.errno(capture);
+                throw new VerbsException(verb, errno == 0 ? Errno.EINVAL : errno, what);
+            }
+            return Native.sized(created, size);
+        }
+    }
+
+    /** Throws a {@link VerbsException} for {@code verb} when {@code rc} (0 or an errno) is not 0. */
+    public static void check(int rc, String verb, String what) {
+        if (rc != 0) {
+            throw new VerbsException(verb, Math.abs(rc), what);
+        }
     }
 
     /** {@code ibv_get_device_list(num)}; errno lands in {@code capture}. */
@@ -82,6 +141,11 @@ public final class Ibv {
         } catch (Throwable t) {
             throw rethrow(t);
         }
+    }
+
+    /** {@code t} as an unchecked exception, for the {@code catch (Throwable)} of an invokeExact. */
+    public static RuntimeException unchecked(Throwable t) {
+        return rethrow(t);
     }
 
     private static RuntimeException rethrow(Throwable t) {

@@ -1,0 +1,53 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_ah;
+import dev.verbs4j.bindings.ibv_ah_attr;
+import dev.verbs4j.bindings.rdma_core_h;
+import dev.verbs4j.verbs.internal.Ibv;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * An address handle ({@code struct ibv_ah}, from {@code ibv_create_ah()}): the destination of UD
+ * sends. Owned by its {@link ProtectionDomain}; closing it calls {@code ibv_destroy_ah()}.
+ */
+public final class AddressHandle extends NativeResource {
+
+    private final ProtectionDomain pd;
+    private final AddressVector destination;
+    private final MemorySegment ah;
+
+    AddressHandle(ProtectionDomain pd, AddressVector destination) {
+        super(pd);
+        this.pd = pd;
+        this.destination = destination;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_ah_attr.layout());
+            destination.writeTo(attr);
+            this.ah = Ibv.create(Ibv.CREATE_AH, "ibv_create_ah", destination.toString(), ibv_ah.sizeof(),
+                    pd.handle(), attr);
+        }
+        attach();
+    }
+
+    /** The destination it was created for. */
+    public AddressVector destination() {
+        return destination;
+    }
+
+    MemorySegment handle() {
+        ensureOpen();
+        return ah;
+    }
+
+    @Override
+    protected void destroy() {
+        Ibv.check(rdma_core_h.ibv_destroy_ah(ah), "ibv_destroy_ah", destination.toString());
+    }
+
+    @Override
+    protected String describe() {
+        return "AddressHandle on " + pd.context().name();
+    }
+}

@@ -1,0 +1,140 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_comp_channel;
+import dev.verbs4j.bindings.rdma_core_h;
+import dev.verbs4j.verbs.internal.Ibv;
+import dev.verbs4j.verbs.internal.Libc;
+import dev.verbs4j.verbs.internal.Native;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A completion event channel ({@code struct ibv_comp_channel}, from {@code
+ * ibv_create_comp_channel()}): completion queues created with it signal here when armed with
+ * {@link CompletionQueue#requestNotify}. Owned by its {@link Context}; closing it first closes the
+ * completion queues that use it and wakes threads blocked in {@link #await}.
+ */
+public final class CompletionChannel extends NativeResource {
+
+    private final Context context;
+    private final MemorySegment channel;
+    private final int fd;
+    private final int wakeFd;
+    private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
+    private final AtomicInteger waiters = new AtomicInteger();
+
+    CompletionChannel(Context context) {
+        super(context);
+        this.context = context;
+        this.channel = Ibv.create(Ibv.CREATE_COMP_CHANNEL, "ibv_create_comp_channel", context.name(),
+                ibv_comp_channel.sizeof(), context.handle());
+        this.fd = ibv_comp_channel.fd(channel);
+        Libc.setNonBlocking(fd, true);
+        this.wakeFd = Libc.eventfd();
+        attach();
+    }
+
+    /** The channel's file descriptor: readable when an event is pending (usable with poll/epoll). */
+    public int fd() {
+        return fd;
+    }
+
+    /**
+     * Waits up to {@code timeout} for a completion event and returns the queue that signalled, or
+     * null on timeout. The event is acknowledged in batches (and before the queue is destroyed).
+     * The queue must be armed again with {@link CompletionQueue#requestNotify} for the next event.
+     *
+     * @throws IllegalStateException when the channel is closed, also while waiting
+     */
+    public CompletionQueue await(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        waiters.incrementAndGet();
+        try {
+            while (true) {
+                ensureOpen();
+                CompletionQueue cq = tryGetEvent();
+                if (cq != null) {
+                    return cq;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                int ready = Libc.pollReadable(new int[]{fd, wakeFd}, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+                if (ready == 1) {
+                    ensureOpen();
+                }
+            }
+        } finally {
+            waiters.decrementAndGet();
+        }
+    }
+
+    /** Returns the queue of a pending event without blocking, or null when there is none. */
+    public CompletionQueue tryGetEvent() {
+        ensureOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            MemorySegment cqOut = arena.allocate(ValueLayout.ADDRESS);
+            MemorySegment ctxOut = arena.allocate(ValueLayout.ADDRESS);
+            int rc;
+            try {
+                rc = (int) Ibv.GET_CQ_EVENT.invokeExact(capture, channel, cqOut, ctxOut);
+            } catch (Throwable t) {
+                throw t instanceof RuntimeException r ? r : new IllegalStateException(t);
+            }
+            if (rc != 0) {
+                int errno = Native.errno(capture);
+                if (errno == Errno.EAGAIN) {
+                    return null;
+                }
+                throw new VerbsException("ibv_get_cq_event", errno, context.name());
+            }
+            CompletionQueue cq = queues.get(cqOut.get(ValueLayout.ADDRESS, 0).address());
+            if (cq == null) {
+                throw new IllegalStateException("completion event for an unknown completion queue");
+            }
+            cq.eventReceived();
+            return cq;
+        }
+    }
+
+    void register(CompletionQueue cq, long address) {
+        queues.put(address, cq);
+    }
+
+    void unregister(long address) {
+        queues.remove(address);
+    }
+
+    MemorySegment handle() {
+        ensureOpen();
+        return channel;
+    }
+
+    @Override
+    protected void destroy() {
+        Libc.signal(wakeFd);
+        long until = System.nanoTime() + 5_000_000_000L;
+        while (waiters.get() > 0 && System.nanoTime() < until) {
+            Thread.onSpinWait();
+            Thread.yield();
+        }
+        try {
+            Ibv.check(rdma_core_h.ibv_destroy_comp_channel(channel), "ibv_destroy_comp_channel", context.name());
+        } finally {
+            Libc.close(wakeFd);
+        }
+    }
+
+    @Override
+    protected String describe() {
+        return "CompletionChannel on " + context.name();
+    }
+}

@@ -1,0 +1,150 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_context;
+import dev.verbs4j.bindings.ibv_context_ops;
+import dev.verbs4j.bindings.ibv_cq;
+import dev.verbs4j.bindings.rdma_core_h;
+import dev.verbs4j.verbs.internal.Ibv;
+import dev.verbs4j.verbs.internal.Native;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * A completion queue ({@code struct ibv_cq}, from {@code ibv_create_cq()}). {@link #poll} and
+ * {@link #requestNotify} call the provider's operations directly, as the C inline functions do,
+ * and allocate nothing. Owned by its {@link Context} (and closed before its channel, if it has
+ * one); closing it acknowledges pending events, then calls {@code ibv_destroy_cq()}.
+ */
+public final class CompletionQueue extends NativeResource {
+
+    private static final MethodHandle POLL_CQ = Native.downcallPointer(ibv_context_ops.poll_cq.descriptor(), true);
+    private static final MethodHandle REQ_NOTIFY_CQ =
+            Native.downcallPointer(ibv_context_ops.req_notify_cq.descriptor(), true);
+
+    /** Events are acknowledged once this many have been received. */
+    private static final int ACK_BATCH = 64;
+
+    private final Context context;
+    private final CompletionChannel channel;
+    private final MemorySegment cq;
+    private final MemorySegment pollOp;
+    private final MemorySegment notifyOp;
+    private int unackedEvents;
+
+    CompletionQueue(Context context, int entries, CompletionChannel channel, int compVector) {
+        super(context);
+        if (entries < 1) {
+            throw new IllegalArgumentException("a completion queue needs at least 1 entry, got " + entries);
+        }
+        if (compVector < 0 || compVector >= context.numCompVectors()) {
+            throw new IllegalArgumentException("completion vector " + compVector + " out of range [0, "
+                    + context.numCompVectors() + ")");
+        }
+        this.context = context;
+        this.channel = channel;
+        this.cq = Ibv.create(Ibv.CREATE_CQ, "ibv_create_cq", context.name() + ", " + entries + " entries",
+                ibv_cq.sizeof(), context.handle(), entries, MemorySegment.NULL,
+                channel == null ? MemorySegment.NULL : channel.handle(), compVector);
+        MemorySegment ops = ibv_context.ops(context.handle());
+        this.pollOp = ibv_context_ops.poll_cq(ops);
+        this.notifyOp = ibv_context_ops.req_notify_cq(ops);
+        attach();
+        if (channel != null) {
+            dependOn(channel);
+            channel.register(this, cq.address());
+        }
+    }
+
+    /** The number of entries the queue really has (at least the number asked for). */
+    public int capacity() {
+        ensureOpen();
+        return ibv_cq.cqe(cq);
+    }
+
+    /** The channel that receives this queue's events, or null. */
+    public CompletionChannel channel() {
+        return channel;
+    }
+
+    /**
+     * Polls up to {@code completions.capacity()} completions into {@code completions} and returns
+     * how many arrived (0 when none). Does not allocate.
+     *
+     * @throws VerbsException when the provider reports a polling error
+     */
+    public int poll(WorkCompletions completions) {
+        ensureOpen();
+        int n;
+        try {
+            n = (int) POLL_CQ.invokeExact(pollOp, cq, completions.capacity(), completions.segment());
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+        if (n < 0) {
+            throw new VerbsException("ibv_poll_cq", Math.abs(n), context.name());
+        }
+        completions.filled(n);
+        return n;
+    }
+
+    /**
+     * Arms the queue: the next completion ({@code solicitedOnly}: the next solicited one) sends an
+     * event to the channel.
+     */
+    public void requestNotify(boolean solicitedOnly) {
+        ensureOpen();
+        int rc;
+        try {
+            rc = (int) REQ_NOTIFY_CQ.invokeExact(notifyOp, cq, solicitedOnly ? 1 : 0);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+        if (rc != 0) {
+            throw new VerbsException("ibv_req_notify_cq", Math.abs(rc), context.name());
+        }
+    }
+
+    /** Resizes the queue to at least {@code entries} entries ({@code ibv_resize_cq()}). */
+    public void resize(int entries) {
+        ensureOpen();
+        Ibv.check(rdma_core_h.ibv_resize_cq(cq, entries), "ibv_resize_cq", context.name() + ", " + entries + " entries");
+    }
+
+    /** Acknowledges the events received so far ({@code ibv_ack_cq_events()}). */
+    public synchronized void ackEvents() {
+        if (unackedEvents > 0) {
+            rdma_core_h.ibv_ack_cq_events(cq, unackedEvents);
+            unackedEvents = 0;
+        }
+    }
+
+    synchronized void eventReceived() {
+        if (++unackedEvents >= ACK_BATCH) {
+            ackEvents();
+        }
+    }
+
+    Context context() {
+        return context;
+    }
+
+    MemorySegment handle() {
+        ensureOpen();
+        return cq;
+    }
+
+    @Override
+    protected void destroy() {
+        ackEvents();
+        if (channel != null) {
+            channel.unregister(cq.address());
+        }
+        Ibv.check(rdma_core_h.ibv_destroy_cq(cq), "ibv_destroy_cq", context.name());
+    }
+
+    @Override
+    protected String describe() {
+        return "CompletionQueue on " + context.name();
+    }
+}

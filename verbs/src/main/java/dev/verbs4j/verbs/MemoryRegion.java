@@ -1,0 +1,111 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_mr;
+import dev.verbs4j.bindings.rdma_core_h;
+import dev.verbs4j.verbs.internal.Ibv;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A registered memory region ({@code struct ibv_mr}, from {@code ibv_reg_mr()} or {@code
+ * ibv_reg_mr_iova2()}). It refers to the application's segment, which the application keeps
+ * alive, or owns the memory it allocated ({@link ProtectionDomain#allocateRegion}). Closing it
+ * calls {@code ibv_dereg_mr()}.
+ */
+public final class MemoryRegion extends NativeResource {
+
+    private final ProtectionDomain pd;
+    private final MemorySegment segment;
+    private final Arena ownedMemory;
+    private final MemorySegment mr;
+    private final int access;
+    private final long iova;
+    private final int lkey;
+    private final int rkey;
+
+    MemoryRegion(ProtectionDomain pd, MemorySegment segment, int access, Arena ownedMemory, boolean withIova, long iova) {
+        super(pd);
+        this.pd = pd;
+        this.segment = segment;
+        this.ownedMemory = ownedMemory;
+        this.access = access;
+        String what = segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address())
+                + ", access 0x" + Integer.toHexString(access);
+        boolean optional = (access & Access.OPTIONAL_RANGE) != 0;
+            if (withIova || optional) {
+                long va = withIova ? iova : segment.address();
+                this.mr = Ibv.create(Ibv.REG_MR_IOVA2, "ibv_reg_mr_iova2", what, ibv_mr.sizeof(),
+                        pd.handle(), segment, segment.byteSize(), va, access);
+                this.iova = va;
+            } else {
+                this.mr = Ibv.create(Ibv.REG_MR, "ibv_reg_mr", what, ibv_mr.sizeof(),
+                        pd.handle(), segment, segment.byteSize(), access);
+                this.iova = segment.address();
+            }
+        this.lkey = ibv_mr.lkey(mr);
+        this.rkey = ibv_mr.rkey(mr);
+        attach();
+    }
+
+    /** The registered memory. */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    /** The local key, for scatter/gather entries. */
+    public int lkey() {
+        return lkey;
+    }
+
+    /** The remote key, for peers' RDMA and atomic operations. */
+    public int rkey() {
+        return rkey;
+    }
+
+    /** The address of the first byte in this process. */
+    public long address() {
+        return segment.address();
+    }
+
+    /** The address peers use for the first byte: the virtual address, or the iova it was registered with. */
+    public long remoteAddress() {
+        return iova;
+    }
+
+    /** The length in bytes. */
+    public long length() {
+        return segment.byteSize();
+    }
+
+    /** The access flags it was registered with. */
+    public int access() {
+        return access;
+    }
+
+    /** The protection domain it belongs to. */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /** Whether {@code [offset, offset + length)} lies inside the region and its memory is alive. */
+    boolean covers(long offset, long length) {
+        return offset >= 0 && length >= 0 && offset <= segment.byteSize() - length && segment.scope().isAlive();
+    }
+
+    @Override
+    protected void destroy() {
+        try {
+            Ibv.check(rdma_core_h.ibv_dereg_mr(mr), "ibv_dereg_mr", describe());
+        } finally {
+            if (ownedMemory != null) {
+                ownedMemory.close();
+            }
+        }
+    }
+
+    @Override
+    protected String describe() {
+        return "MemoryRegion of " + segment.byteSize() + " bytes on " + pd.context().name();
+    }
+}

@@ -1,0 +1,110 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_mr;
+import dev.verbs4j.bindings.ibv_pd;
+import dev.verbs4j.bindings.rdma_core_h;
+import dev.verbs4j.verbs.internal.Ibv;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A protection domain ({@code struct ibv_pd}, from {@code ibv_alloc_pd()}): the memory regions,
+ * queue pairs and address handles created in it may be used together. Owned by its
+ * {@link Context}; closing it closes them first, then calls {@code ibv_dealloc_pd()}.
+ */
+public final class ProtectionDomain extends NativeResource {
+
+    private final Context context;
+    private final MemorySegment pd;
+
+    ProtectionDomain(Context context) {
+        super(context);
+        this.context = context;
+        this.pd = Ibv.create(Ibv.ALLOC_PD, "ibv_alloc_pd", context.name(), ibv_pd.sizeof(), context.handle());
+        attach();
+    }
+
+    /** The context this domain belongs to. */
+    public Context context() {
+        return context;
+    }
+
+    /**
+     * Registers {@code segment} in place (no copy) with {@code access} flags ({@link Access}); the
+     * device then reads and writes the application's own memory. The segment must stay alive as
+     * long as the region: close the region before the segment's arena.
+     */
+    public MemoryRegion register(MemorySegment segment, int access) {
+        return new MemoryRegion(this, checkedSegment(segment), access, null, false, 0);
+    }
+
+    /**
+     * Registers {@code segment} so that remote peers address it from {@code iova} ({@code
+     * ibv_reg_mr_iova2()}); {@code iova = 0} gives a zero-based region.
+     */
+    public MemoryRegion register(MemorySegment segment, int access, long iova) {
+        return new MemoryRegion(this, checkedSegment(segment), access, null, true, iova);
+    }
+
+    /**
+     * Allocates {@code size} bytes of page-aligned native memory, zeroed, and registers it; the
+     * memory belongs to the region and is freed when it closes.
+     */
+    public MemoryRegion allocateRegion(long size, int access) {
+        if (size <= 0) {
+            throw new IllegalArgumentException("region size must be positive, got " + size);
+        }
+        Arena arena = Arena.ofShared();
+        try {
+            return new MemoryRegion(this, arena.allocate(size, 4096), access, arena, false, 0);
+        } catch (RuntimeException e) {
+            if (arena.scope().isAlive()) {
+                arena.close();
+            }
+            throw e;
+        }
+    }
+
+    /** Creates a queue pair in this domain. */
+    public QueuePair createQueuePair(QueuePairInit init) {
+        return new QueuePair(this, init);
+    }
+
+    /** Creates an address handle for UD sends to {@code destination}. */
+    public AddressHandle createAddressHandle(AddressVector destination) {
+        return new AddressHandle(this, destination);
+    }
+
+    private static MemorySegment checkedSegment(MemorySegment segment) {
+        if (!segment.isNative()) {
+            throw new IllegalArgumentException("only native memory can be registered, not a heap segment");
+        }
+        if (!segment.scope().isAlive()) {
+            throw new IllegalStateException("the segment's arena is already closed");
+        }
+        if (segment.byteSize() == 0) {
+            throw new IllegalArgumentException("cannot register an empty segment");
+        }
+        return segment;
+    }
+
+    MemorySegment handle() {
+        ensureOpen();
+        return pd;
+    }
+
+    static long mrSize() {
+        return ibv_mr.sizeof();
+    }
+
+    @Override
+    protected void destroy() {
+        Ibv.check(rdma_core_h.ibv_dealloc_pd(pd), "ibv_dealloc_pd", context.name());
+    }
+
+    @Override
+    protected String describe() {
+        return "ProtectionDomain on " + context.name();
+    }
+}

@@ -1,0 +1,318 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_context;
+import dev.verbs4j.bindings.ibv_context_ops;
+import dev.verbs4j.bindings.ibv_qp;
+import dev.verbs4j.bindings.ibv_qp_attr;
+import dev.verbs4j.bindings.ibv_qp_cap;
+import dev.verbs4j.bindings.ibv_qp_init_attr;
+import dev.verbs4j.bindings.rdma_core_h;
+import dev.verbs4j.verbs.internal.Ibv;
+import dev.verbs4j.verbs.internal.Native;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * A queue pair ({@code struct ibv_qp}, from {@code ibv_create_qp()}): RC, UC or UD. Typed
+ * transitions ({@link #init}, {@link #readyToReceive}, {@link #readyToSend}, {@link #toError},
+ * {@link #reset}) set the attribute masks each type needs; {@link #modify} takes any. {@link
+ * #postSend} and {@link #postReceive} call the provider's operations directly and allocate
+ * nothing. Owned by its {@link ProtectionDomain} and closed before its completion queues;
+ * closing it calls {@code ibv_destroy_qp()}.
+ */
+public final class QueuePair extends NativeResource {
+
+    private static final MethodHandle POST_SEND = Native.downcallPointer(ibv_context_ops.post_send.descriptor(), true);
+    private static final MethodHandle POST_RECV = Native.downcallPointer(ibv_context_ops.post_recv.descriptor(), true);
+
+    /** The Q_Key UD queue pairs get unless told otherwise (as in the rdma-core examples). */
+    public static final int DEFAULT_QKEY = 0x11111111;
+
+    private final ProtectionDomain pd;
+    private final QpType type;
+    private final MemorySegment qp;
+    private final MemorySegment postSendOp;
+    private final MemorySegment postRecvOp;
+    private final int qpNum;
+    private final int maxSendWr;
+    private final int maxRecvWr;
+    private final int maxSendSge;
+    private final int maxRecvSge;
+    private final int maxInlineData;
+    private volatile QpState state = QpState.RESET;
+    private int port = 1;
+
+    QueuePair(ProtectionDomain pd, QueuePairInit init) {
+        super(pd);
+        this.pd = pd;
+        this.type = init.type();
+        if (init.sendCq().context() != pd.context() || init.recvCq().context() != pd.context()) {
+            throw new IllegalArgumentException("the completion queues belong to another context");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_init_attr.layout());
+            ibv_qp_init_attr.send_cq(attr, init.sendCq().handle());
+            ibv_qp_init_attr.recv_cq(attr, init.recvCq().handle());
+            ibv_qp_init_attr.qp_type(attr, type.code());
+            ibv_qp_init_attr.sq_sig_all(attr, init.signalAll() ? 1 : 0);
+            MemorySegment cap = ibv_qp_init_attr.cap(attr);
+            ibv_qp_cap.max_send_wr(cap, init.maxSendWr());
+            ibv_qp_cap.max_recv_wr(cap, init.maxRecvWr());
+            ibv_qp_cap.max_send_sge(cap, init.maxSendSge());
+            ibv_qp_cap.max_recv_sge(cap, init.maxRecvSge());
+            ibv_qp_cap.max_inline_data(cap, init.maxInlineData());
+            this.qp = Ibv.create(Ibv.CREATE_QP, "ibv_create_qp", type + " QP on " + pd.context().name()
+                            + " (send_wr " + init.maxSendWr() + ", recv_wr " + init.maxRecvWr() + ", send_sge "
+                            + init.maxSendSge() + ", recv_sge " + init.maxRecvSge() + ", inline " + init.maxInlineData() + ")",
+                    ibv_qp.sizeof(), pd.handle(), attr);
+            this.maxSendWr = ibv_qp_cap.max_send_wr(cap);
+            this.maxRecvWr = ibv_qp_cap.max_recv_wr(cap);
+            this.maxSendSge = ibv_qp_cap.max_send_sge(cap);
+            this.maxRecvSge = ibv_qp_cap.max_recv_sge(cap);
+            this.maxInlineData = ibv_qp_cap.max_inline_data(cap);
+        }
+        this.qpNum = ibv_qp.qp_num(qp);
+        MemorySegment ops = ibv_context.ops(pd.context().handle());
+        this.postSendOp = ibv_context_ops.post_send(ops);
+        this.postRecvOp = ibv_context_ops.post_recv(ops);
+        attach();
+        dependOn(init.sendCq());
+        if (init.recvCq() != init.sendCq()) {
+            dependOn(init.recvCq());
+        }
+    }
+
+    /** The queue pair number. */
+    public int qpNum() {
+        return qpNum;
+    }
+
+    /** The transport type. */
+    public QpType type() {
+        return type;
+    }
+
+    /** The state as of the last transition made through this object. */
+    public QpState state() {
+        return state;
+    }
+
+    /** The protection domain. */
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /** Send work requests the queue really holds. */
+    public int maxSendWr() {
+        return maxSendWr;
+    }
+
+    /** Receive work requests the queue really holds. */
+    public int maxRecvWr() {
+        return maxRecvWr;
+    }
+
+    /** Scatter/gather entries per send the queue really allows. */
+    public int maxSendSge() {
+        return maxSendSge;
+    }
+
+    /** Scatter entries per receive the queue really allows. */
+    public int maxRecvSge() {
+        return maxRecvSge;
+    }
+
+    /** INLINE bytes the queue really allows. */
+    public int maxInlineData() {
+        return maxInlineData;
+    }
+
+    /** Applies {@code attributes} ({@code ibv_modify_qp()}). */
+    public void modify(QueuePairAttributes attributes) {
+        ensureOpen();
+        QpState target = attributes.targetState();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            attributes.writeTo(attr);
+            int rc = rdma_core_h.ibv_modify_qp(qp, attr, attributes.mask());
+            if (rc != 0) {
+                throw new VerbsException("ibv_modify_qp", Math.abs(rc), describe() + " in state " + state
+                        + (target != null ? " -> " + target : "") + ", attribute mask 0x" + Integer.toHexString(attributes.mask()));
+            }
+        }
+        if (target != null) {
+            state = target;
+        }
+    }
+
+    /** The state the device reports ({@code ibv_query_qp()}); also updates {@link #state()}. */
+    public QpState queryState() {
+        ensureOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            MemorySegment initAttr = arena.allocate(ibv_qp_init_attr.layout());
+            Ibv.check(rdma_core_h.ibv_query_qp(qp, attr, QueuePairAttributes.STATE, initAttr), "ibv_query_qp", describe());
+            state = QpState.of(ibv_qp_attr.qp_state(attr));
+            return state;
+        }
+    }
+
+    /**
+     * RESET → INIT on {@code port}: connected QPs allow remote read, write and atomics; UD QPs get
+     * {@link #DEFAULT_QKEY}.
+     */
+    public void init(int port) {
+        init(port, type == QpType.UD ? DEFAULT_QKEY : Access.REMOTE_READ | Access.REMOTE_WRITE | Access.REMOTE_ATOMIC);
+    }
+
+    /**
+     * RESET → INIT on {@code port}; {@code accessOrQkey} is the remote access ({@link Access}) of a
+     * connected QP or the Q_Key of a UD QP.
+     */
+    public void init(int port, int accessOrQkey) {
+        QueuePairAttributes a = new QueuePairAttributes().state(QpState.INIT).pkeyIndex(0).port(port);
+        if (type == QpType.UD) {
+            a.qkey(accessOrQkey);
+        } else {
+            a.accessFlags(accessOrQkey);
+        }
+        modify(a);
+        this.port = port;
+    }
+
+    /**
+     * INIT → RTR towards {@code remote}. Connected QPs use the port's active MTU, a GRH from local
+     * GID {@code sgidIndex} when the remote GID is not zero, and (RC) up to 16 incoming reads and a
+     * 0.01 ms minimum RNR timer; UD QPs need no remote.
+     */
+    public void readyToReceive(QueuePairEndpoint remote, int sgidIndex) {
+        QueuePairAttributes a = new QueuePairAttributes().state(QpState.RTR);
+        if (type != QpType.UD) {
+            Mtu mtu = pd.context().queryPort(port).activeMtu();
+            AddressVector av = remote.gid().isZero()
+                    ? AddressVector.local(port, remote.lid())
+                    : AddressVector.global(port, remote.gid(), sgidIndex);
+            a.addressVector(av).pathMtu(mtu).destQpn(remote.qpn()).rqPsn(remote.psn());
+            if (type == QpType.RC) {
+                a.maxDestRdAtomic(readAtomicDepth()).minRnrTimer(12);
+            }
+        }
+        modify(a);
+    }
+
+    /**
+     * RTR → RTS with send PSN {@code psn}; RC QPs retry 7 times, RNR-retry 7 times (without limit),
+     * with a 14 (67 ms) ACK timeout.
+     */
+    public void readyToSend(int psn) {
+        readyToSend(psn, 14, 7, 7);
+    }
+
+    /** RTR → RTS with the RC timeout, retry and RNR-retry counts given (ignored for UC and UD). */
+    public void readyToSend(int psn, int timeout, int retryCount, int rnrRetry) {
+        QueuePairAttributes a = new QueuePairAttributes().state(QpState.RTS).sqPsn(psn);
+        if (type == QpType.RC) {
+            a.timeout(timeout).retryCount(retryCount).rnrRetry(rnrRetry).maxRdAtomic(readAtomicDepth());
+        }
+        modify(a);
+    }
+
+    /** RESET → INIT → RTR → RTS towards {@code remote}, sending from PSN {@code psn}. */
+    public void connect(int port, QueuePairEndpoint remote, int sgidIndex, int psn) {
+        init(port);
+        readyToReceive(remote, sgidIndex);
+        readyToSend(psn);
+    }
+
+    /** Moves to ERR: outstanding work requests complete with {@link WcStatus#WR_FLUSH_ERR}. */
+    public void toError() {
+        modify(new QueuePairAttributes().state(QpState.ERR));
+    }
+
+    /** Moves to RESET, from which {@link #init} starts again. */
+    public void reset() {
+        modify(new QueuePairAttributes().state(QpState.RESET));
+    }
+
+    /** This QP's endpoint for the peer: the port's LID, the QPN, {@code psn}, GID {@code gidIndex}. */
+    public QueuePairEndpoint localEndpoint(int gidIndex, int psn) {
+        Context ctx = pd.context();
+        return new QueuePairEndpoint(ctx.queryPort(port).lid(), qpNum, psn & 0xffffff, ctx.queryGid(port, gidIndex));
+    }
+
+    private int readAtomicDepth() {
+        return Math.max(1, Math.min(16, pd.context().queryDevice().maxQpRdAtom()));
+    }
+
+    /**
+     * Posts the first {@code count} requests of {@code batch} as one chain ({@code ibv_post_send()}).
+     * Allocates nothing.
+     *
+     * @throws VerbsException naming the errno and the index of the first request the provider refused
+     */
+    public void postSend(SendRequests batch, int count) {
+        ensureOpen();
+        if (count < 1 || count > batch.capacity()) {
+            throw new IllegalArgumentException("count " + count + " outside [1, " + batch.capacity() + "]");
+        }
+        batch.cut(count);
+        int rc;
+        try {
+            rc = (int) POST_SEND.invokeExact(postSendOp, qp, batch.first(), batch.badWr());
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            batch.relink(count);
+        }
+        if (rc != 0) {
+            throw postSendFailure(rc, batch, count);
+        }
+    }
+
+    /** Posts the first {@code count} receive requests of {@code batch} ({@code ibv_post_recv()}). */
+    public void postReceive(ReceiveRequests batch, int count) {
+        ensureOpen();
+        if (count < 1 || count > batch.capacity()) {
+            throw new IllegalArgumentException("count " + count + " outside [1, " + batch.capacity() + "]");
+        }
+        batch.cut(count);
+        int rc;
+        try {
+            rc = (int) POST_RECV.invokeExact(postRecvOp, qp, batch.first(), batch.badWr());
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            batch.relink(count);
+        }
+        if (rc != 0) {
+            int bad = batch.badIndex();
+            throw new VerbsException("ibv_post_recv", Math.abs(rc), "receive request " + bad + " of " + count
+                    + " on " + describe() + " in state " + state + " (max_recv_wr " + maxRecvWr + ", max_recv_sge " + maxRecvSge + ")");
+        }
+    }
+
+    private VerbsException postSendFailure(int rc, SendRequests batch, int count) {
+        int bad = batch.badIndex();
+        String request = bad >= 0 ? "work request " + bad + " of " + count + " (" + batch.at(bad).describe() + ")"
+                : count + " work requests";
+        return new VerbsException("ibv_post_send", Math.abs(rc), request + " on " + describe() + " in state " + state
+                + " (max_send_wr " + maxSendWr + ", max_send_sge " + maxSendSge + ", max_inline_data " + maxInlineData + ")");
+    }
+
+    MemorySegment handle() {
+        ensureOpen();
+        return qp;
+    }
+
+    @Override
+    protected void destroy() {
+        Ibv.check(rdma_core_h.ibv_destroy_qp(qp), "ibv_destroy_qp", describe());
+    }
+
+    @Override
+    protected String describe() {
+        return type + " QP 0x" + Integer.toHexString(qpNum) + " on " + pd.context().name();
+    }
+}

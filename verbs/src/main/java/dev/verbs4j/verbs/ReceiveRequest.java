@@ -1,0 +1,71 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_sge;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A view of one {@code struct ibv_recv_wr} in a {@link ReceiveRequests} batch, written in place.
+ * Owns no memory.
+ */
+public final class ReceiveRequest {
+
+    private static final long SGE_ADDR = ibv_sge.addr$offset();
+    private static final long SGE_LENGTH = ibv_sge.length$offset();
+    private static final long SGE_LKEY = ibv_sge.lkey$offset();
+
+    private final MemorySegment wrs;
+    private final MemorySegment sges;
+    private final int maxSge;
+    private long base;
+    private long sgeBase;
+
+    ReceiveRequest(MemorySegment wrs, MemorySegment sges, int maxSge) {
+        this.wrs = wrs;
+        this.sges = sges;
+        this.maxSge = maxSge;
+    }
+
+    ReceiveRequest moveTo(int index) {
+        base = index * ReceiveRequests.WR_SIZE;
+        sgeBase = (long) index * maxSge * ReceiveRequests.SGE_SIZE;
+        return this;
+    }
+
+    /** Sets the id reported back in the work completion. */
+    public ReceiveRequest wrId(long id) {
+        wrs.set(ValueLayout.JAVA_LONG, base + ReceiveRequests.WR_ID, id);
+        return this;
+    }
+
+    /**
+     * Sets scatter entry {@code index} to {@code length} bytes at {@code offset} in {@code mr} and
+     * the entry count to {@code index + 1}.
+     */
+    public ReceiveRequest sge(int index, MemoryRegion mr, long offset, int length) {
+        if (index < 0 || index >= maxSge) {
+            throw new IndexOutOfBoundsException("scatter entry " + index + ": this batch has " + maxSge + " per request");
+        }
+        if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
+            throw SendRequest.outside(mr, offset, length);
+        }
+        long at = sgeBase + index * ReceiveRequests.SGE_SIZE;
+        sges.set(ValueLayout.JAVA_LONG, at + SGE_ADDR, mr.address() + offset);
+        sges.set(ValueLayout.JAVA_INT, at + SGE_LENGTH, length);
+        sges.set(ValueLayout.JAVA_INT, at + SGE_LKEY, mr.lkey());
+        wrs.set(ValueLayout.JAVA_INT, base + ReceiveRequests.NUM_SGE, index + 1);
+        return this;
+    }
+
+    /** Sets the single scatter entry to {@code length} bytes at {@code offset} in {@code mr}. */
+    public ReceiveRequest sge(MemoryRegion mr, long offset, int length) {
+        return sge(0, mr, offset, length);
+    }
+
+    /** Sets no scatter entry at all (for receives that only take immediate data). */
+    public ReceiveRequest noSge() {
+        wrs.set(ValueLayout.JAVA_INT, base + ReceiveRequests.NUM_SGE, 0);
+        return this;
+    }
+}

@@ -1,0 +1,190 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_send_wr;
+import dev.verbs4j.bindings.ibv_sge;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A view of one {@code struct ibv_send_wr} in a {@link SendRequests} batch: setters write the
+ * native fields in place and return this view for chaining. Owns no memory.
+ */
+public final class SendRequest {
+
+    private static final long WR_ID = ibv_send_wr.wr_id$offset();
+    private static final long NUM_SGE = ibv_send_wr.num_sge$offset();
+    private static final long OPCODE = ibv_send_wr.opcode$offset();
+    private static final long SEND_FLAGS = ibv_send_wr.send_flags$offset();
+    private static final long IMM_DATA = ibv_send_wr.imm_data$offset();
+    private static final long WR = ibv_send_wr.wr$offset();
+    private static final long RDMA_REMOTE_ADDR = WR + ibv_send_wr.wr.rdma$offset() + ibv_send_wr.wr.rdma.remote_addr$offset();
+    private static final long RDMA_RKEY = WR + ibv_send_wr.wr.rdma$offset() + ibv_send_wr.wr.rdma.rkey$offset();
+    private static final long ATOMIC_REMOTE_ADDR =
+            WR + ibv_send_wr.wr.atomic$offset() + ibv_send_wr.wr.atomic.remote_addr$offset();
+    private static final long ATOMIC_COMPARE_ADD =
+            WR + ibv_send_wr.wr.atomic$offset() + ibv_send_wr.wr.atomic.compare_add$offset();
+    private static final long ATOMIC_SWAP = WR + ibv_send_wr.wr.atomic$offset() + ibv_send_wr.wr.atomic.swap$offset();
+    private static final long ATOMIC_RKEY = WR + ibv_send_wr.wr.atomic$offset() + ibv_send_wr.wr.atomic.rkey$offset();
+    private static final long UD_AH = WR + ibv_send_wr.wr.ud$offset() + ibv_send_wr.wr.ud.ah$offset();
+    private static final long UD_REMOTE_QPN = WR + ibv_send_wr.wr.ud$offset() + ibv_send_wr.wr.ud.remote_qpn$offset();
+    private static final long UD_REMOTE_QKEY = WR + ibv_send_wr.wr.ud$offset() + ibv_send_wr.wr.ud.remote_qkey$offset();
+    /** Everything after the header (wr_id, next, sg_list) that {@link #clear()} zeroes. */
+    private static final long CLEAR_FROM = NUM_SGE;
+    private static final long SGE_ADDR = ibv_sge.addr$offset();
+    private static final long SGE_LENGTH = ibv_sge.length$offset();
+    private static final long SGE_LKEY = ibv_sge.lkey$offset();
+
+    private final SendRequests batch;
+    private final MemorySegment wrs;
+    private final MemorySegment sges;
+    private final int maxSge;
+    private long base;
+    private long sgeBase;
+
+    SendRequest(SendRequests batch, MemorySegment wrs, MemorySegment sges, int maxSge) {
+        this.batch = batch;
+        this.wrs = wrs;
+        this.sges = sges;
+        this.maxSge = maxSge;
+    }
+
+    SendRequest moveTo(int index) {
+        base = index * SendRequests.WR_SIZE;
+        sgeBase = (long) index * maxSge * SendRequests.SGE_SIZE;
+        return this;
+    }
+
+    SendRequest clear() {
+        wrs.asSlice(base + CLEAR_FROM, SendRequests.WR_SIZE - CLEAR_FROM).fill((byte) 0);
+        wrs.set(ValueLayout.JAVA_LONG, base + WR_ID, 0L);
+        return this;
+    }
+
+    /** The batch this view belongs to. */
+    public SendRequests batch() {
+        return batch;
+    }
+
+    /** Sets the id reported back in the work completion. */
+    public SendRequest wrId(long id) {
+        wrs.set(ValueLayout.JAVA_LONG, base + WR_ID, id);
+        return this;
+    }
+
+    /** Sets the operation. */
+    public SendRequest opcode(Opcode opcode) {
+        wrs.set(ValueLayout.JAVA_INT, base + OPCODE, opcode.code());
+        return this;
+    }
+
+    /** Sets the {@link SendFlags}. */
+    public SendRequest flags(int sendFlags) {
+        wrs.set(ValueLayout.JAVA_INT, base + SEND_FLAGS, sendFlags);
+        return this;
+    }
+
+    /** Sets the immediate data (host order; sent in network order) for the *_WITH_IMM opcodes. */
+    public SendRequest immediateData(int value) {
+        wrs.set(ValueLayout.JAVA_INT, base + IMM_DATA, Integer.reverseBytes(value));
+        return this;
+    }
+
+    /** Sets the remote key to invalidate (SEND_WITH_INV) or the local key to invalidate (LOCAL_INV). */
+    public SendRequest invalidateRkey(int rkey) {
+        wrs.set(ValueLayout.JAVA_INT, base + IMM_DATA, rkey);
+        return this;
+    }
+
+    /**
+     * Sets scatter/gather entry {@code index} to {@code length} bytes at {@code offset} in {@code mr}
+     * and the entry count to {@code index + 1}: set entries in order.
+     *
+     * @throws IndexOutOfBoundsException when the range is outside the region or index is not below maxSge
+     * @throws IllegalStateException when the region's memory is no longer alive
+     */
+    public SendRequest sge(int index, MemoryRegion mr, long offset, int length) {
+        checkIndex(index);
+        if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
+            throw outside(mr, offset, length);
+        }
+        return sge(index, mr.address() + offset, length, mr.lkey());
+    }
+
+    /** Sets scatter/gather entry 0 to {@code length} bytes at {@code offset} in {@code mr}, one entry in all. */
+    public SendRequest sge(MemoryRegion mr, long offset, int length) {
+        return sge(0, mr, offset, length);
+    }
+
+    /**
+     * Sets entry 0 to {@code data} for an INLINE send (no memory region needed; the provider copies
+     * it while posting), adding the INLINE flag.
+     */
+    public SendRequest inline(MemorySegment data) {
+        if (!data.isNative() || !data.scope().isAlive()) {
+            throw new IllegalArgumentException("inline data must be a live native segment");
+        }
+        sge(0, data.address(), (int) data.byteSize(), 0);
+        int flags = wrs.get(ValueLayout.JAVA_INT, base + SEND_FLAGS);
+        wrs.set(ValueLayout.JAVA_INT, base + SEND_FLAGS, flags | SendFlags.INLINE);
+        return this;
+    }
+
+    /** Sets the remote address and key of an RDMA write or read. */
+    public SendRequest rdma(long remoteAddress, int rkey) {
+        wrs.set(ValueLayout.JAVA_LONG, base + RDMA_REMOTE_ADDR, remoteAddress);
+        wrs.set(ValueLayout.JAVA_INT, base + RDMA_RKEY, rkey);
+        return this;
+    }
+
+    /** Sets the 8-byte remote target, compare (or add) value and swap value of an atomic. */
+    public SendRequest atomic(long remoteAddress, int rkey, long compareAdd, long swap) {
+        wrs.set(ValueLayout.JAVA_LONG, base + ATOMIC_REMOTE_ADDR, remoteAddress);
+        wrs.set(ValueLayout.JAVA_INT, base + ATOMIC_RKEY, rkey);
+        wrs.set(ValueLayout.JAVA_LONG, base + ATOMIC_COMPARE_ADD, compareAdd);
+        wrs.set(ValueLayout.JAVA_LONG, base + ATOMIC_SWAP, swap);
+        return this;
+    }
+
+    /** Sets the destination of a UD send. */
+    public SendRequest ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        wrs.set(ValueLayout.ADDRESS, base + UD_AH, ah.handle());
+        wrs.set(ValueLayout.JAVA_INT, base + UD_REMOTE_QPN, remoteQpn);
+        wrs.set(ValueLayout.JAVA_INT, base + UD_REMOTE_QKEY, remoteQkey);
+        return this;
+    }
+
+    private SendRequest sge(int index, long address, int length, int lkey) {
+        long at = sgeBase + index * SendRequests.SGE_SIZE;
+        sges.set(ValueLayout.JAVA_LONG, at + SGE_ADDR, address);
+        sges.set(ValueLayout.JAVA_INT, at + SGE_LENGTH, length);
+        sges.set(ValueLayout.JAVA_INT, at + SGE_LKEY, lkey);
+        wrs.set(ValueLayout.JAVA_INT, base + NUM_SGE, index + 1);
+        return this;
+    }
+
+    private void checkIndex(int index) {
+        if (index < 0 || index >= maxSge) {
+            throw new IndexOutOfBoundsException("scatter/gather entry " + index + ": this batch has " + maxSge + " per request");
+        }
+    }
+
+    static IndexOutOfBoundsException outside(MemoryRegion mr, long offset, int length) {
+        return new IndexOutOfBoundsException("[" + offset + ", " + offset + " + " + Integer.toUnsignedString(length)
+                + ") is outside the memory region of " + mr.length() + " bytes"
+                + (mr.segment().scope().isAlive() ? "" : " (its memory is freed)"));
+    }
+
+    String describe() {
+        int opcode = wrs.get(ValueLayout.JAVA_INT, base + OPCODE);
+        Opcode op = Opcode.of(opcode);
+        int numSge = wrs.get(ValueLayout.JAVA_INT, base + NUM_SGE);
+        long bytes = 0;
+        for (int i = 0; i < Math.min(numSge, maxSge); i++) {
+            bytes += Integer.toUnsignedLong(sges.get(ValueLayout.JAVA_INT, sgeBase + i * SendRequests.SGE_SIZE + SGE_LENGTH));
+        }
+        return "opcode " + (op == null ? String.valueOf(opcode) : op.name()) + ", flags 0x"
+                + Integer.toHexString(wrs.get(ValueLayout.JAVA_INT, base + SEND_FLAGS)) + ", " + numSge + " SGE(s), "
+                + bytes + " bytes";
+    }
+}

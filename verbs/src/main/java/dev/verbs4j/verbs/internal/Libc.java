@@ -1,0 +1,153 @@
+package dev.verbs4j.verbs.internal;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * The few C library calls the verbs layer needs to wait with a timeout and to wake waiters:
+ * {@code poll}, {@code eventfd}, {@code read}, {@code write}, {@code close}, {@code fcntl}.
+ */
+public final class Libc {
+
+    /** {@code POLLIN}. */
+    public static final short POLLIN = 1;
+    private static final int EFD_CLOEXEC = 02000000;
+    private static final int EFD_NONBLOCK = 04000;
+    private static final int F_GETFL = 3;
+    private static final int F_SETFL = 4;
+    private static final int O_NONBLOCK = 04000;
+    private static final int EINTR = 4;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final MethodHandle POLL = Native.downcallWithErrno(symbol("poll"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+    private static final MethodHandle EVENTFD = Native.downcallWithErrno(symbol("eventfd"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle READ = Native.downcallWithErrno(symbol("read"),
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle WRITE = Native.downcallWithErrno(symbol("write"),
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle CLOSE = Native.downcallWithErrno(symbol("close"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle FCNTL = Native.downcallWithErrno(symbol("fcntl"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+
+    private Libc() {
+    }
+
+    private static MemorySegment symbol(String name) {
+        return LINKER.defaultLookup().find(name).orElseThrow(() -> new IllegalStateException("libc lacks " + name));
+    }
+
+    /**
+     * Waits until one of {@code fds} is readable or {@code timeoutMillis} pass (-1: forever),
+     * retrying on EINTR. Returns the index of the first readable fd, or -1 on timeout.
+     */
+    public static int pollReadable(int[] fds, int timeoutMillis) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pfds = arena.allocate(8L * fds.length, 4);
+            for (int i = 0; i < fds.length; i++) {
+                pfds.set(ValueLayout.JAVA_INT, 8L * i, fds[i]);
+                pfds.set(ValueLayout.JAVA_SHORT, 8L * i + 4, POLLIN);
+            }
+            MemorySegment capture = Native.captureSegment(arena);
+            long deadline = timeoutMillis < 0 ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000L;
+            while (true) {
+                int wait = timeoutMillis < 0 ? -1 : (int) Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                int n = (int) POLL.invokeExact(capture, pfds, (long) fds.length, wait);
+                if (n < 0) {
+                    int errno = Native.errno(capture);
+                    if (errno == EINTR) {
+                        continue;
+                    }
+                    throw new IllegalStateException("poll failed: errno " + errno);
+                }
+                if (n == 0) {
+                    return -1;
+                }
+                for (int i = 0; i < fds.length; i++) {
+                    if (pfds.get(ValueLayout.JAVA_SHORT, 8L * i + 6) != 0) {
+                        return i;
+                    }
+                }
+                return -1;
+            }
+        } catch (Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /** A new non-blocking, close-on-exec eventfd. */
+    public static int eventfd() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            int fd = (int) EVENTFD.invokeExact(capture, 0, EFD_CLOEXEC | EFD_NONBLOCK);
+            if (fd < 0) {
+                throw new IllegalStateException("eventfd failed: errno " + Native.errno(capture));
+            }
+            return fd;
+        } catch (Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /** Adds 1 to an eventfd, making it readable. */
+    public static void signal(int eventFd) {
+        transfer(WRITE, eventFd);
+    }
+
+    /** Reads (and so resets) an eventfd; does nothing when it is not readable. */
+    public static void drain(int eventFd) {
+        transfer(READ, eventFd);
+    }
+
+    private static void transfer(MethodHandle op, int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
+            value.set(ValueLayout.JAVA_LONG, 0, 1L);
+            long ignored = (long) op.invokeExact(Native.captureSegment(arena), fd, value, 8L);
+        } catch (Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /** Closes a file descriptor. */
+    public static void close(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            int ignored = (int) CLOSE.invokeExact(Native.captureSegment(arena), fd);
+        } catch (Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    /** Switches {@code fd} to non-blocking (or back). */
+    public static void setNonBlocking(int fd, boolean nonBlocking) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            int flags = (int) FCNTL.invokeExact(capture, fd, F_GETFL, 0);
+            if (flags < 0) {
+                throw new IllegalStateException("fcntl(F_GETFL) failed: errno " + Native.errno(capture));
+            }
+            flags = nonBlocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
+            if ((int) FCNTL.invokeExact(capture, fd, F_SETFL, flags) < 0) {
+                throw new IllegalStateException("fcntl(F_SETFL) failed: errno " + Native.errno(capture));
+            }
+        } catch (Throwable t) {
+            throw unchecked(t);
+        }
+    }
+
+    private static RuntimeException unchecked(Throwable t) {
+        if (t instanceof RuntimeException r) {
+            return r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        return new IllegalStateException(t);
+    }
+}
