@@ -188,6 +188,10 @@ public final class QueuePair extends NativeResource {
      * 0.01 ms minimum RNR timer; UD QPs need no remote.
      */
     public void readyToReceive(QueuePairEndpoint remote, int sgidIndex) {
+        if (type == QpType.UD) {
+            readyToReceive();
+            return;
+        }
         QueuePairAttributes a = new QueuePairAttributes().state(QpState.RTR);
         if (type != QpType.UD) {
             Mtu mtu = pd.context().queryPort(port).activeMtu();
@@ -200,6 +204,14 @@ public final class QueuePair extends NativeResource {
             }
         }
         modify(a);
+    }
+
+    /** INIT → RTR of a UD queue pair, which has no single remote. */
+    public void readyToReceive() {
+        if (type != QpType.UD) {
+            throw new IllegalStateException(type + " queue pairs need the remote endpoint to become ready to receive");
+        }
+        modify(new QueuePairAttributes().state(QpState.RTR));
     }
 
     /**

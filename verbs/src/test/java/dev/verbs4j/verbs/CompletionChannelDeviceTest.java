@@ -1,0 +1,78 @@
+package dev.verbs4j.verbs;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Waiting for completions: timeouts, events, and waking a waiter by closing. */
+@Tag(TestBed.TAG)
+class CompletionChannelDeviceTest {
+
+    @Test
+    void waitTimesOutThenSeesTheEventOfAnArmedQueue() throws Exception {
+        try (Context ctx = Context.open(TestBed.loopback().device());
+             WorkCompletions wcs = new WorkCompletions(4);
+             SendRequests sends = new SendRequests(1, 1);
+             ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
+            CompletionChannel channel = ctx.createCompletionChannel();
+            CompletionQueue cq = ctx.createCompletionQueue(16, channel, 0);
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            QueuePair a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
+            QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
+            MemoryRegion mr = pd.allocateRegion(4096, Access.LOCAL_WRITE);
+            int gid = TestBed.loopback().gidIndex();
+            a.connect(1, b.localEndpoint(gid, 10), gid, 20);
+            b.connect(1, a.localEndpoint(gid, 20), gid, 10);
+
+            cq.requestNotify(false);
+            long start = System.nanoTime();
+            assertThat(channel.await(Duration.ofMillis(200))).isNull();
+            assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(150));
+
+            recvs.get(0).wrId(1).sge(mr, 0, 64);
+            b.postReceive(recvs, 1);
+            sends.get(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 64, 64);
+            a.postSend(sends, 1);
+            assertThat(channel.await(Duration.ofSeconds(10))).isSameAs(cq);
+            int seen = 0;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (seen < 2 && System.nanoTime() < deadline) {
+                seen += cq.poll(wcs);
+            }
+            assertThat(seen).isEqualTo(2);
+            cq.ackEvents();
+            assertThat(channel.fd()).isPositive();
+            assertThat(channel.tryGetEvent()).isNull();
+        }
+    }
+
+    @Test
+    void closingTheChannelWakesABlockedWaiter() throws Exception {
+        try (Context ctx = Context.open(TestBed.loopback().device())) {
+            CompletionChannel channel = ctx.createCompletionChannel();
+            CompletionQueue cq = ctx.createCompletionQueue(4, channel, 0);
+            cq.requestNotify(false);
+            CompletableFuture<Throwable> waiter = CompletableFuture.supplyAsync(() -> {
+                try {
+                    channel.await(Duration.ofSeconds(60));
+                    return null;
+                } catch (Throwable t) {
+                    return t;
+                }
+            });
+            Thread.sleep(300);
+            assertThat(waiter).isNotDone();
+            channel.close();
+            Throwable woken = waiter.get(10, TimeUnit.SECONDS);
+            assertThat(woken).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            assertThat(cq.isClosed()).as("the channel closed its completion queue first").isTrue();
+            assertThatThrownBy(() -> channel.await(Duration.ZERO)).isInstanceOf(IllegalStateException.class);
+        }
+    }
+}
