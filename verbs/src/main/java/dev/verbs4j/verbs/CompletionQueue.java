@@ -50,6 +50,7 @@ public final class CompletionQueue extends NativeResource {
         this.pollOp = ibv_context_ops.poll_cq(ops);
         this.notifyOp = ibv_context_ops.req_notify_cq(ops);
         attach();
+        context.track(cq.address(), this);
         if (channel != null) {
             dependOn(channel);
             channel.register(this, cq.address());
@@ -136,6 +137,7 @@ public final class CompletionQueue extends NativeResource {
 
     @Override
     protected void destroy() {
+        context.untrack(cq.address());
         ackEvents();
         if (channel != null) {
             channel.unregister(cq.address());

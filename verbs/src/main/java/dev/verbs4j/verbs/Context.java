@@ -7,14 +7,22 @@ import dev.verbs4j.bindings.ibv_gid_entry;
 import dev.verbs4j.bindings.ibv_port_attr;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.bindings.verbs_context;
+import dev.verbs4j.bindings.ibv_async_event;
+import dev.verbs4j.bindings.ibv_qp;
 import dev.verbs4j.verbs.internal.ExtendedOps;
+import dev.verbs4j.verbs.internal.Libc;
+import dev.verbs4j.verbs.internal.Library;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Native;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
 import java.util.Optional;
 
@@ -30,11 +38,16 @@ public final class Context extends NativeResource {
 
     private final Device device;
     private final MemorySegment context;
+    private final Map<Long, NativeResource> objects = new ConcurrentHashMap<>();
+    private final AtomicInteger asyncWaiters = new AtomicInteger();
+    private final int wakeFd;
 
     private Context(Device device, MemorySegment context) {
         super(null);
         this.device = device;
         this.context = context;
+        this.wakeFd = Libc.eventfd();
+        Libc.setNonBlocking(ibv_context.async_fd(context), true);
     }
 
     /**
@@ -228,6 +241,15 @@ public final class Context extends NativeResource {
         return new ProtectionDomain(this);
     }
 
+    /**
+     * Opens an XRC domain.
+     *
+     * @throws VerbsException {@code EOPNOTSUPP} when the device has no XRC
+     */
+    public XrcDomain openXrcDomain() {
+        return new XrcDomain(this);
+    }
+
     /** Creates a completion event channel ({@code ibv_create_comp_channel()}). */
     public CompletionChannel createCompletionChannel() {
         return new CompletionChannel(this);
@@ -259,6 +281,91 @@ public final class Context extends NativeResource {
 
     private static boolean isIpv4Mapped(Gid gid) {
         return gid.subnetPrefix() == 0 && (gid.interfaceId() >>> 32) == 0xffff;
+    }
+
+    /**
+     * Waits up to {@code timeout} for an asynchronous event ({@code ibv_get_async_event()}), copies
+     * it out and acknowledges it ({@code ibv_ack_async_event()}); null on timeout.
+     *
+     * @throws IllegalStateException when the context is closed, also while waiting
+     */
+    public AsyncEvent awaitAsyncEvent(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        asyncWaiters.incrementAndGet();
+        try {
+            while (true) {
+                ensureOpen();
+                AsyncEvent event = tryGetAsyncEvent();
+                if (event != null) {
+                    return event;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                Libc.pollReadable(new int[]{ibv_context.async_fd(context), wakeFd},
+                        (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+            }
+        } finally {
+            asyncWaiters.decrementAndGet();
+        }
+    }
+
+    private AsyncEvent tryGetAsyncEvent() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            MemorySegment event = arena.allocate(ibv_async_event.layout());
+            int rc;
+            try {
+                rc = (int) Ibv.GET_ASYNC_EVENT.invokeExact(capture, context, event);
+            } catch (Throwable t) {
+                throw Ibv.unchecked(t);
+            }
+            if (rc != 0) {
+                int errno = Native.errno(capture);
+                if (errno == Errno.EAGAIN) {
+                    return null;
+                }
+                throw new VerbsException("ibv_get_async_event", errno, name());
+            }
+            AsyncEventType type = AsyncEventType.of(ibv_async_event.event_type(event));
+            MemorySegment element = ibv_async_event.element(event);
+            AsyncEvent copy;
+            if (type.aboutPort()) {
+                copy = new AsyncEvent(type, null, -1, element.get(ValueLayout.JAVA_INT, 0));
+            } else if (type == AsyncEventType.DEVICE_FATAL || type == AsyncEventType.UNKNOWN) {
+                copy = new AsyncEvent(type, null, -1, 0);
+            } else {
+                MemorySegment pointer = element.get(ValueLayout.ADDRESS, 0);
+                int qpNum = type.aboutQueuePair() ? ibv_qp.qp_num(Native.sized(pointer, ibv_qp.sizeof())) : -1;
+                copy = new AsyncEvent(type, objects.get(pointer.address()), qpNum, 0);
+            }
+            rdma_core_h.ibv_ack_async_event(event);
+            return copy;
+        }
+    }
+
+    /**
+     * Makes registered memory safe across fork() in this process ({@code ibv_fork_init()}). As in
+     * C it must come before the first device is opened; a no-op where the kernel needs none.
+     *
+     * @throws VerbsException {@code EINVAL} when a device was already opened
+     */
+    public static void forkInit() {
+        Library.ensureLoaded();
+        int rc = rdma_core_h.ibv_fork_init();
+        if (rc != 0) {
+            throw new VerbsException("ibv_fork_init", Math.abs(rc),
+                    rc == Errno.EINVAL ? "call it before opening any device in this process" : null);
+        }
+    }
+
+    void track(long address, NativeResource object) {
+        objects.put(address, object);
+    }
+
+    void untrack(long address) {
+        objects.remove(address);
     }
 
     MemorySegment handle() {
@@ -295,6 +402,12 @@ public final class Context extends NativeResource {
 
     @Override
     protected void destroy() {
+        Libc.signal(wakeFd);
+        long until = System.nanoTime() + 5_000_000_000L;
+        while (asyncWaiters.get() > 0 && System.nanoTime() < until) {
+            Thread.yield();
+        }
+        Libc.close(wakeFd);
         int rc = rdma_core_h.ibv_close_device(context);
         check("ibv_close_device", rc, name());
     }

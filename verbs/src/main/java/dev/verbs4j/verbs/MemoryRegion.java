@@ -3,6 +3,7 @@ package dev.verbs4j.verbs;
 import dev.verbs4j.bindings.ibv_mr;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.internal.Ibv;
+import dev.verbs4j.verbs.internal.Native;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -15,14 +16,16 @@ import java.lang.foreign.MemorySegment;
  */
 public final class MemoryRegion extends NativeResource {
 
+    private static final int REREG_CHANGE_ACCESS = 4;
+
     private final ProtectionDomain pd;
     private final MemorySegment segment;
     private final Arena ownedMemory;
     private final MemorySegment mr;
-    private final int access;
+    private int access;
     private final long iova;
-    private final int lkey;
-    private final int rkey;
+    private int lkey;
+    private int rkey;
 
     MemoryRegion(ProtectionDomain pd, MemorySegment segment, int access, Arena ownedMemory, boolean withIova, long iova) {
         super(pd);
@@ -86,6 +89,38 @@ public final class MemoryRegion extends NativeResource {
     /** The protection domain it belongs to. */
     public ProtectionDomain protectionDomain() {
         return pd;
+    }
+
+    /**
+     * Changes the access flags of the registered region in place ({@code ibv_rereg_mr()} with
+     * {@code IBV_REREG_MR_CHANGE_ACCESS}); the keys may change.
+     */
+    public void reregister(int newAccess) {
+        ensureOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            int rc;
+            try {
+                rc = (int) Ibv.REREG_MR.invokeExact(capture, mr, REREG_CHANGE_ACCESS, MemorySegment.NULL,
+                        MemorySegment.NULL, 0L, newAccess);
+            } catch (Throwable t) {
+                throw Ibv.unchecked(t);
+            }
+            if (rc != 0) {
+                // ibv_rereg_mr returns a negative IBV_REREG_MR_ERR_* code and sets errno.
+                int errno = Native.errno(capture);
+                throw new VerbsException("ibv_rereg_mr", errno != 0 ? errno : Errno.EINVAL,
+                        describe() + ", access 0x" + Integer.toHexString(newAccess) + " (result " + rc + ")");
+            }
+        }
+        this.access = newAccess;
+        this.lkey = ibv_mr.lkey(mr);
+        this.rkey = ibv_mr.rkey(mr);
+    }
+
+    MemorySegment handle() {
+        ensureOpen();
+        return mr;
     }
 
     /** Whether {@code [offset, offset + length)} lies inside the region and its memory is alive. */

@@ -71,6 +71,20 @@ public final class ProtectionDomain extends NativeResource {
         return new QueuePair(this, init);
     }
 
+    /** Creates a shared receive queue of {@code maxWr} requests with {@code maxSge} entries each. */
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge) {
+        return new SharedReceiveQueue(this, maxWr, maxSge);
+    }
+
+    /**
+     * Allocates a memory window of {@code type}.
+     *
+     * @throws VerbsException {@code EOPNOTSUPP} when the device has no memory windows of that type
+     */
+    public MemoryWindow allocateMemoryWindow(MemoryWindow.Type type) {
+        return new MemoryWindow(this, type);
+    }
+
     /** Creates an address handle for UD sends to {@code destination}. */
     public AddressHandle createAddressHandle(AddressVector destination) {
         return new AddressHandle(this, destination);

@@ -56,6 +56,9 @@ public final class QueuePair extends NativeResource {
             ibv_qp_init_attr.send_cq(attr, init.sendCq().handle());
             ibv_qp_init_attr.recv_cq(attr, init.recvCq().handle());
             ibv_qp_init_attr.qp_type(attr, type.code());
+            if (init.srq() != null) {
+                ibv_qp_init_attr.srq(attr, init.srq().handle());
+            }
             ibv_qp_init_attr.sq_sig_all(attr, init.signalAll() ? 1 : 0);
             MemorySegment cap = ibv_qp_init_attr.cap(attr);
             ibv_qp_cap.max_send_wr(cap, init.maxSendWr());
@@ -82,6 +85,10 @@ public final class QueuePair extends NativeResource {
         if (init.recvCq() != init.sendCq()) {
             dependOn(init.recvCq());
         }
+        if (init.srq() != null) {
+            dependOn(init.srq());
+        }
+        pd.context().track(qp.address(), this);
     }
 
     /** The queue pair number. */
@@ -320,6 +327,7 @@ public final class QueuePair extends NativeResource {
 
     @Override
     protected void destroy() {
+        pd.context().untrack(qp.address());
         Ibv.check(rdma_core_h.ibv_destroy_qp(qp), "ibv_destroy_qp", describe());
     }
 

@@ -17,6 +17,7 @@ public final class QueuePairInit {
     private int maxRecvSge = 1;
     private int maxInlineData;
     private boolean signalAll;
+    private SharedReceiveQueue srq;
 
     private QueuePairInit(QpType type, CompletionQueue sendCq, CompletionQueue recvCq) {
         this.type = Objects.requireNonNull(type, "type");
@@ -73,6 +74,12 @@ public final class QueuePairInit {
         return this;
     }
 
+    /** Takes receive buffers from {@code queue} instead of the QP's own receive queue. */
+    public QueuePairInit sharedReceiveQueue(SharedReceiveQueue queue) {
+        this.srq = queue;
+        return this;
+    }
+
     private static int positive(int n, String what) {
         if (n < 1) {
             throw new IllegalArgumentException(what + " must be at least 1, got " + n);
@@ -110,6 +117,10 @@ public final class QueuePairInit {
 
     int maxInlineData() {
         return maxInlineData;
+    }
+
+    SharedReceiveQueue srq() {
+        return srq;
     }
 
     boolean signalAll() {

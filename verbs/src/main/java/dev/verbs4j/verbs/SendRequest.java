@@ -1,6 +1,7 @@
 package dev.verbs4j.verbs;
 
 import dev.verbs4j.bindings.ibv_send_wr;
+import dev.verbs4j.bindings.ibv_mw_bind_info;
 import dev.verbs4j.bindings.ibv_sge;
 
 import java.lang.foreign.MemorySegment;
@@ -29,6 +30,14 @@ public final class SendRequest {
     private static final long UD_AH = WR + ibv_send_wr.wr.ud$offset() + ibv_send_wr.wr.ud.ah$offset();
     private static final long UD_REMOTE_QPN = WR + ibv_send_wr.wr.ud$offset() + ibv_send_wr.wr.ud.remote_qpn$offset();
     private static final long UD_REMOTE_QKEY = WR + ibv_send_wr.wr.ud$offset() + ibv_send_wr.wr.ud.remote_qkey$offset();
+    private static final long BIND_MW = ibv_send_wr.bind_mw$offset();
+    private static final long BIND_MW_MW = BIND_MW + ibv_send_wr.bind_mw.mw$offset();
+    private static final long BIND_MW_RKEY = BIND_MW + ibv_send_wr.bind_mw.rkey$offset();
+    private static final long BIND_INFO = BIND_MW + ibv_send_wr.bind_mw.bind_info$offset();
+    private static final long BIND_INFO_MR = BIND_INFO + ibv_mw_bind_info.mr$offset();
+    private static final long BIND_INFO_ADDR = BIND_INFO + ibv_mw_bind_info.addr$offset();
+    private static final long BIND_INFO_LENGTH = BIND_INFO + ibv_mw_bind_info.length$offset();
+    private static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
     /** Everything after the header (wr_id, next, sg_list) that {@link #clear()} zeroes. */
     private static final long CLEAR_FROM = NUM_SGE;
     private static final long SGE_ADDR = ibv_sge.addr$offset();
@@ -151,6 +160,25 @@ public final class SendRequest {
         wrs.set(ValueLayout.ADDRESS, base + UD_AH, ah.handle());
         wrs.set(ValueLayout.JAVA_INT, base + UD_REMOTE_QPN, remoteQpn);
         wrs.set(ValueLayout.JAVA_INT, base + UD_REMOTE_QKEY, remoteQkey);
+        return this;
+    }
+
+    /**
+     * Makes this a {@link Opcode#BIND_MW} request binding type 2 window {@code mw} with the new key
+     * {@code newRkey} (usually {@link MemoryWindow#nextRkey}) to {@code length} bytes at {@code
+     * offset} of {@code mr}, with remote {@code access}.
+     */
+    public SendRequest bindMemoryWindow(MemoryWindow mw, int newRkey, MemoryRegion mr, long offset, long length, int access) {
+        if (!mr.covers(offset, length)) {
+            throw new IndexOutOfBoundsException("[" + offset + ", " + offset + " + " + length + ") is outside the memory region");
+        }
+        wrs.set(ValueLayout.JAVA_INT, base + OPCODE, Opcode.BIND_MW.code());
+        wrs.set(ValueLayout.ADDRESS, base + BIND_MW_MW, mw.handle());
+        wrs.set(ValueLayout.JAVA_INT, base + BIND_MW_RKEY, newRkey);
+        wrs.set(ValueLayout.ADDRESS, base + BIND_INFO_MR, mr.handle());
+        wrs.set(ValueLayout.JAVA_LONG, base + BIND_INFO_ADDR, mr.remoteAddress() + offset);
+        wrs.set(ValueLayout.JAVA_LONG, base + BIND_INFO_LENGTH, length);
+        wrs.set(ValueLayout.JAVA_INT, base + BIND_INFO_ACCESS, access);
         return this;
     }
 

@@ -40,6 +40,9 @@ public final class Ibv {
     public static final MethodHandle CREATE_QP = withErrno("ibv_create_qp");
     public static final MethodHandle CREATE_AH = withErrno("ibv_create_ah");
     public static final MethodHandle GET_CQ_EVENT = withErrno("ibv_get_cq_event");
+    public static final MethodHandle REREG_MR = withErrno("ibv_rereg_mr");
+    public static final MethodHandle CREATE_SRQ = withErrno("ibv_create_srq");
+    public static final MethodHandle GET_ASYNC_EVENT = withErrno("ibv_get_async_event");
 
     private Ibv() {
     }

@@ -44,6 +44,14 @@ public final class Native {
                 : LINKER.downcallHandle(descriptor);
     }
 
+    /**
+     * A handle whose parameters are the function pointer to call, then a capture segment for
+     * errno, then the function's own (for provider ops that set errno).
+     */
+    public static MethodHandle downcallPointerWithErrno(FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(descriptor, CAPTURE_ERRNO);
+    }
+
     /** A fresh capture segment for one errno-reporting call. */
     public static MemorySegment captureSegment(Arena arena) {
         return arena.allocate(CAPTURE_LAYOUT);

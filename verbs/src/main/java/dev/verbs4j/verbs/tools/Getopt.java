@@ -1,13 +1,17 @@
 package dev.verbs4j.verbs.tools;
 
 import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
  * A small {@code getopt_long(3)} for the command-line tools, so that they accept their C twins'
  * options spelled the same way: {@code -d rxe0}, {@code -drxe0}, {@code --ib-dev=rxe0},
- * {@code --ib-dev rxe0}, clustered flags ({@code -lv}). Non-option arguments are skipped.
+ * {@code --ib-dev rxe0}, clustered flags ({@code -lv}). Non-option arguments are skipped and
+ * collected, in order, as {@link #operands()} (as GNU getopt permutes them to the end).
  */
 final class Getopt {
 
@@ -15,6 +19,7 @@ final class Getopt {
     private final String[] args;
     private final String shortOpts;
     private final Map<String, Character> longOpts = new HashMap<>();
+    private final List<String> operands = new ArrayList<>();
     private int index;
     private int cluster;
     private String argument;
@@ -39,14 +44,27 @@ final class Getopt {
         return argument;
     }
 
+    /**
+     * The non-option arguments seen so far, in order; complete once {@link #next} returned -1
+     * (everything after {@code --} included).
+     */
+    List<String> operands() {
+        return List.copyOf(operands);
+    }
+
     /** The next option character, {@code '?'} after printing an error to {@code err}, or -1 at the end. */
     int next(PrintStream err) {
         argument = null;
         if (cluster == 0) {
             while (index < args.length && (!args[index].startsWith("-") || args[index].equals("-"))) {
-                index++;
+                operands.add(args[index++]);
             }
-            if (index >= args.length || args[index].equals("--")) {
+            if (index < args.length && args[index].equals("--")) {
+                operands.addAll(Arrays.asList(args).subList(index + 1, args.length));
+                index = args.length;
+                return -1;
+            }
+            if (index >= args.length) {
                 return -1;
             }
             if (args[index].startsWith("--")) {
