@@ -30,9 +30,15 @@ public final class CompletionQueue extends NativeResource {
     private final MemorySegment cq;
     private final MemorySegment pollOp;
     private final MemorySegment notifyOp;
+    private final ExtendedPoller poller;
     private int unackedEvents;
 
     CompletionQueue(Context context, int entries, CompletionChannel channel, int compVector) {
+        this(context, entries, channel, compVector, -1);
+    }
+
+    /** With {@code wcFlags >= 0}: created by {@code ibv_create_cq_ex()} for the extended polling API. */
+    CompletionQueue(Context context, int entries, CompletionChannel channel, int compVector, long wcFlags) {
         super(context);
         if (entries < 1) {
             throw new IllegalArgumentException("a completion queue needs at least 1 entry, got " + entries);
@@ -43,9 +49,16 @@ public final class CompletionQueue extends NativeResource {
         }
         this.context = context;
         this.channel = channel;
-        this.cq = Ibv.create(Ibv.CREATE_CQ, "ibv_create_cq", context.name() + ", " + entries + " entries",
-                ibv_cq.sizeof(), context.handle(), entries, MemorySegment.NULL,
-                channel == null ? MemorySegment.NULL : channel.handle(), compVector);
+        String what = context.name() + ", " + entries + " entries";
+        MemorySegment channelHandle = channel == null ? MemorySegment.NULL : channel.handle();
+        if (wcFlags >= 0) {
+            this.cq = ExtendedPoller.create(context, entries, channelHandle, compVector, wcFlags, what);
+            this.poller = new ExtendedPoller(this, this.cq);
+        } else {
+            this.cq = Ibv.create(Ibv.CREATE_CQ, "ibv_create_cq", what, ibv_cq.sizeof(), context.handle(), entries,
+                    MemorySegment.NULL, channelHandle, compVector);
+            this.poller = null;
+        }
         MemorySegment ops = ibv_context.ops(context.handle());
         this.pollOp = ibv_context_ops.poll_cq(ops);
         this.notifyOp = ibv_context_ops.req_notify_cq(ops);
@@ -61,6 +74,24 @@ public final class CompletionQueue extends NativeResource {
     public int capacity() {
         ensureOpen();
         return ibv_cq.cqe(cq);
+    }
+
+    /**
+     * The extended polling API ({@code ibv_start_poll()} and friends) of a queue created with
+     * {@link Context#createExtendedCompletionQueue}.
+     *
+     * @throws IllegalStateException for a queue created the classic way
+     */
+    public ExtendedPoller extended() {
+        ensureOpen();
+        if (poller == null) {
+            throw new IllegalStateException(describe() + " was not created with ibv_create_cq_ex");
+        }
+        return poller;
+    }
+
+    void ensureUsable() {
+        ensureOpen();
     }
 
     /** The channel that receives this queue's events, or null. */

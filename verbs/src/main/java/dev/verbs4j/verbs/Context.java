@@ -269,6 +269,16 @@ public final class Context extends NativeResource {
     }
 
     /**
+     * Creates a completion queue for the extended polling API ({@code ibv_create_cq_ex()}) that
+     * reports the {@link ExtendedPoller} {@code WITH_*} fields in {@code wcFlags}.
+     *
+     * @throws VerbsException {@code EOPNOTSUPP} when the provider lacks it
+     */
+    public CompletionQueue createExtendedCompletionQueue(int entries, CompletionChannel channel, int compVector, long wcFlags) {
+        return new CompletionQueue(this, entries, channel, compVector, wcFlags);
+    }
+
+    /**
      * The GID index to use on {@code port} when none is given: the first RoCE v2 entry holding an
      * IPv4-mapped address (as RDMA CM picks for IPv4), else the first RoCE v2 entry, else 0.
      */

@@ -6,6 +6,9 @@ import dev.verbs4j.bindings.ibv_qp;
 import dev.verbs4j.bindings.ibv_qp_attr;
 import dev.verbs4j.bindings.ibv_qp_cap;
 import dev.verbs4j.bindings.ibv_qp_init_attr;
+import dev.verbs4j.bindings.ibv_qp_init_attr_ex;
+import dev.verbs4j.bindings.verbs_context;
+import dev.verbs4j.verbs.internal.ExtendedOps;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Native;
@@ -41,6 +44,11 @@ public final class QueuePair extends NativeResource {
     private final int maxSendSge;
     private final int maxRecvSge;
     private final int maxInlineData;
+    private static final MethodHandle CREATE_QP_EX = Native.downcallPointerWithErrno(verbs_context.create_qp_ex.descriptor());
+    private static final int INIT_ATTR_PD = 1;
+    private static final int INIT_ATTR_SEND_OPS_FLAGS = 1 << 6;
+
+    private final ExtendedQueuePair extended;
     private volatile QpState state = QpState.RESET;
     private int port = 1;
 
@@ -52,7 +60,9 @@ public final class QueuePair extends NativeResource {
             throw new IllegalArgumentException("the completion queues belong to another context");
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(ibv_qp_init_attr.layout());
+            boolean extended = init.sendOps() != 0;
+            MemorySegment attr = arena.allocate(extended ? ibv_qp_init_attr_ex.layout() : ibv_qp_init_attr.layout());
+            // ibv_qp_init_attr is the prefix of ibv_qp_init_attr_ex: the common fields are written alike.
             ibv_qp_init_attr.send_cq(attr, init.sendCq().handle());
             ibv_qp_init_attr.recv_cq(attr, init.recvCq().handle());
             ibv_qp_init_attr.qp_type(attr, type.code());
@@ -66,10 +76,17 @@ public final class QueuePair extends NativeResource {
             ibv_qp_cap.max_send_sge(cap, init.maxSendSge());
             ibv_qp_cap.max_recv_sge(cap, init.maxRecvSge());
             ibv_qp_cap.max_inline_data(cap, init.maxInlineData());
-            this.qp = Ibv.create(Ibv.CREATE_QP, "ibv_create_qp", type + " QP on " + pd.context().name()
-                            + " (send_wr " + init.maxSendWr() + ", recv_wr " + init.maxRecvWr() + ", send_sge "
-                            + init.maxSendSge() + ", recv_sge " + init.maxRecvSge() + ", inline " + init.maxInlineData() + ")",
-                    ibv_qp.sizeof(), pd.handle(), attr);
+            String what = type + " QP on " + pd.context().name() + " (send_wr " + init.maxSendWr() + ", recv_wr "
+                    + init.maxRecvWr() + ", send_sge " + init.maxSendSge() + ", recv_sge " + init.maxRecvSge()
+                    + ", inline " + init.maxInlineData() + (extended ? ", send ops 0x" + Long.toHexString(init.sendOps()) : "") + ")";
+            if (extended) {
+                ibv_qp_init_attr_ex.comp_mask(attr, INIT_ATTR_PD | INIT_ATTR_SEND_OPS_FLAGS);
+                ibv_qp_init_attr_ex.pd(attr, pd.handle());
+                ibv_qp_init_attr_ex.send_ops_flags(attr, init.sendOps());
+                this.qp = createExtended(pd.context(), attr, what);
+            } else {
+                this.qp = Ibv.create(Ibv.CREATE_QP, "ibv_create_qp", what, ibv_qp.sizeof(), pd.handle(), attr);
+            }
             this.maxSendWr = ibv_qp_cap.max_send_wr(cap);
             this.maxRecvWr = ibv_qp_cap.max_recv_wr(cap);
             this.maxSendSge = ibv_qp_cap.max_send_sge(cap);
@@ -80,6 +97,7 @@ public final class QueuePair extends NativeResource {
         MemorySegment ops = ibv_context.ops(pd.context().handle());
         this.postSendOp = ibv_context_ops.post_send(ops);
         this.postRecvOp = ibv_context_ops.post_recv(ops);
+        this.extended = init.sendOps() != 0 ? new ExtendedQueuePair(this, qp) : null;
         attach();
         dependOn(init.sendCq());
         if (init.recvCq() != init.sendCq()) {
@@ -89,6 +107,45 @@ public final class QueuePair extends NativeResource {
             dependOn(init.srq());
         }
         pd.context().track(qp.address(), this);
+    }
+
+    private static MemorySegment createExtended(Context context, MemorySegment attr, String what) {
+        MemorySegment op = ExtendedOps.op(context.handle(), verbs_context.create_qp_ex$offset());
+        if (op.equals(MemorySegment.NULL)) {
+            throw new VerbsException("ibv_create_qp_ex", Errno.EOPNOTSUPP, what);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            MemorySegment created;
+            try {
+                created = (MemorySegment) CREATE_QP_EX.invokeExact(op, capture, context.handle(), attr);
+            } catch (Throwable t) {
+                throw Ibv.unchecked(t);
+            }
+            if (created.equals(MemorySegment.NULL)) {
+                int errno = Native.errno(capture);
+                throw new VerbsException("ibv_create_qp_ex", errno == 0 ? Errno.EINVAL : errno, what);
+            }
+            return Native.sized(created, ibv_qp.sizeof());
+        }
+    }
+
+    /**
+     * The extended send API ({@code ibv_wr_*}) of a queue pair created with {@link
+     * QueuePairInit#sendOps}.
+     *
+     * @throws IllegalStateException when it was created without send operations
+     */
+    public ExtendedQueuePair extended() {
+        ensureOpen();
+        if (extended == null) {
+            throw new IllegalStateException(describe() + " was created without send operations (QueuePairInit.sendOps)");
+        }
+        return extended;
+    }
+
+    void ensureUsable() {
+        ensureOpen();
     }
 
     /** The queue pair number. */

@@ -18,6 +18,7 @@ public final class QueuePairInit {
     private int maxInlineData;
     private boolean signalAll;
     private SharedReceiveQueue srq;
+    private long sendOps;
 
     private QueuePairInit(QpType type, CompletionQueue sendCq, CompletionQueue recvCq) {
         this.type = Objects.requireNonNull(type, "type");
@@ -80,6 +81,15 @@ public final class QueuePairInit {
         return this;
     }
 
+    /**
+     * Creates the queue pair for the extended send API ({@code ibv_create_qp_ex()} with these
+     * {@link SendOps}), reached through {@link QueuePair#extended()}.
+     */
+    public QueuePairInit sendOps(long ops) {
+        this.sendOps = ops;
+        return this;
+    }
+
     private static int positive(int n, String what) {
         if (n < 1) {
             throw new IllegalArgumentException(what + " must be at least 1, got " + n);
@@ -121,6 +131,10 @@ public final class QueuePairInit {
 
     SharedReceiveQueue srq() {
         return srq;
+    }
+
+    long sendOps() {
+        return sendOps;
     }
 
     boolean signalAll() {

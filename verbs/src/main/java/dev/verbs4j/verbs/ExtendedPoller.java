@@ -1,0 +1,228 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.bindings.ibv_cq_ex;
+import dev.verbs4j.bindings.ibv_cq_init_attr_ex;
+import dev.verbs4j.bindings.ibv_poll_cq_attr;
+import dev.verbs4j.bindings.verbs_context;
+import dev.verbs4j.verbs.internal.ExtendedOps;
+import dev.verbs4j.verbs.internal.Ibv;
+import dev.verbs4j.verbs.internal.Native;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * The extended polling API of a completion queue ({@code struct ibv_cq_ex}): {@link #start()},
+ * read the current completion ({@link #wrId}, {@link #status}, {@link #opcode}, {@link
+ * #byteLength}, …), {@link #next()}, and {@link #end()} once started. Every call goes straight to
+ * the provider and allocates nothing. A view owned by its {@link CompletionQueue}; its one native
+ * scratch structure lives as long as the queue.
+ */
+public final class ExtendedPoller {
+
+    /** Report the byte count. */
+    public static final long WITH_BYTE_LEN = 1;
+    /** Report immediate data. */
+    public static final long WITH_IMM = 1 << 1;
+    /** Report the QP number. */
+    public static final long WITH_QP_NUM = 1 << 2;
+    /** Report the source QP. */
+    public static final long WITH_SRC_QP = 1 << 3;
+    /** Report the source LID. */
+    public static final long WITH_SLID = 1 << 4;
+    /** Report the service level. */
+    public static final long WITH_SL = 1 << 5;
+    /** Report the DLID path bits. */
+    public static final long WITH_DLID_PATH_BITS = 1 << 6;
+    /** The fields {@link WorkCompletion} reports. */
+    public static final long STANDARD = WITH_BYTE_LEN | WITH_IMM | WITH_QP_NUM | WITH_SRC_QP | WITH_SLID | WITH_SL
+            | WITH_DLID_PATH_BITS;
+
+    private static final MethodHandle CREATE_CQ_EX = Native.downcallPointerWithErrno(verbs_context.create_cq_ex.descriptor());
+    private static final MethodHandle START_POLL = Native.downcallPointer(ibv_cq_ex.start_poll.descriptor(), true);
+    private static final MethodHandle NEXT_POLL = Native.downcallPointer(ibv_cq_ex.next_poll.descriptor(), true);
+    private static final MethodHandle END_POLL = Native.downcallPointer(ibv_cq_ex.end_poll.descriptor(), true);
+    private static final MethodHandle READ_INT = Native.downcallPointer(ibv_cq_ex.read_byte_len.descriptor(), true);
+    private static final MethodHandle READ_OPCODE = Native.downcallPointer(ibv_cq_ex.read_opcode.descriptor(), true);
+    private static final long WR_ID = ibv_cq_ex.wr_id$offset();
+    private static final long STATUS = ibv_cq_ex.status$offset();
+    private static final int ENOENT = 2;
+
+    private final CompletionQueue owner;
+    private final MemorySegment cq;
+    private final MemorySegment pollAttr;
+    private final MemorySegment startOp;
+    private final MemorySegment nextOp;
+    private final MemorySegment endOp;
+    private final MemorySegment readOpcodeOp;
+    private final MemorySegment readByteLenOp;
+    private final MemorySegment readImmOp;
+    private final MemorySegment readQpNumOp;
+    private final MemorySegment readSrcQpOp;
+    private final MemorySegment readWcFlagsOp;
+    private boolean polling;
+
+    ExtendedPoller(CompletionQueue owner, MemorySegment cqEx) {
+        this.owner = owner;
+        this.cq = Native.sized(cqEx, ibv_cq_ex.sizeof());
+        this.pollAttr = Arena.ofAuto().allocate(ibv_poll_cq_attr.layout());
+        this.startOp = ibv_cq_ex.start_poll(cq);
+        this.nextOp = ibv_cq_ex.next_poll(cq);
+        this.endOp = ibv_cq_ex.end_poll(cq);
+        this.readOpcodeOp = ibv_cq_ex.read_opcode(cq);
+        this.readByteLenOp = ibv_cq_ex.read_byte_len(cq);
+        this.readImmOp = ibv_cq_ex.read_imm_data(cq);
+        this.readQpNumOp = ibv_cq_ex.read_qp_num(cq);
+        this.readSrcQpOp = ibv_cq_ex.read_src_qp(cq);
+        this.readWcFlagsOp = ibv_cq_ex.read_wc_flags(cq);
+    }
+
+    static MemorySegment create(Context context, int entries, MemorySegment channel, int compVector, long wcFlags, String what) {
+        MemorySegment op = ExtendedOps.op(context.handle(), verbs_context.create_cq_ex$offset());
+        if (op.equals(MemorySegment.NULL)) {
+            throw new VerbsException("ibv_create_cq_ex", Errno.EOPNOTSUPP, what);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_cq_init_attr_ex.layout());
+            ibv_cq_init_attr_ex.cqe(attr, entries);
+            ibv_cq_init_attr_ex.channel(attr, channel);
+            ibv_cq_init_attr_ex.comp_vector(attr, compVector);
+            ibv_cq_init_attr_ex.wc_flags(attr, wcFlags);
+            MemorySegment capture = Native.captureSegment(arena);
+            MemorySegment created;
+            try {
+                created = (MemorySegment) CREATE_CQ_EX.invokeExact(op, capture, context.handle(), attr);
+            } catch (Throwable t) {
+                throw Ibv.unchecked(t);
+            }
+            if (created.equals(MemorySegment.NULL)) {
+                int errno = Native.errno(capture);
+                throw new VerbsException("ibv_create_cq_ex", errno == 0 ? Errno.EINVAL : errno, what);
+            }
+            // struct ibv_cq_ex starts with the members of struct ibv_cq (ibv_cq_ex_to_cq is a cast).
+            return Native.sized(created, ibv_cq_ex.sizeof());
+        }
+    }
+
+    /**
+     * Starts polling ({@code ibv_start_poll()}): true when a completion is current, false when the
+     * queue is empty (then do not call {@link #end()}).
+     */
+    public boolean start() {
+        owner.ensureUsable();
+        if (polling) {
+            throw new IllegalStateException("start() again before end()");
+        }
+        int rc;
+        try {
+            rc = (int) START_POLL.invokeExact(startOp, cq, pollAttr);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+        if (rc == ENOENT) {
+            return false;
+        }
+        if (rc != 0) {
+            throw new VerbsException("ibv_start_poll", Math.abs(rc), null);
+        }
+        polling = true;
+        return true;
+    }
+
+    /** Moves to the next completion ({@code ibv_next_poll()}): false when there is none. */
+    public boolean next() {
+        checkPolling();
+        int rc;
+        try {
+            rc = (int) NEXT_POLL.invokeExact(nextOp, cq);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+        if (rc == ENOENT) {
+            return false;
+        }
+        if (rc != 0) {
+            throw new VerbsException("ibv_next_poll", Math.abs(rc), null);
+        }
+        return true;
+    }
+
+    /** Ends polling ({@code ibv_end_poll()}), after a {@link #start()} that returned true. */
+    public void end() {
+        checkPolling();
+        polling = false;
+        try {
+            END_POLL.invokeExact(endOp, cq);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+    }
+
+    /** The work request id of the current completion. */
+    public long wrId() {
+        checkPolling();
+        return cq.get(ValueLayout.JAVA_LONG, WR_ID);
+    }
+
+    /** The status of the current completion. */
+    public WcStatus status() {
+        checkPolling();
+        return WcStatus.of(cq.get(ValueLayout.JAVA_INT, STATUS));
+    }
+
+    /** The operation of the current completion ({@code ibv_wc_read_opcode()}). */
+    public WcOpcode opcode() {
+        checkPolling();
+        try {
+            return WcOpcode.of((int) READ_OPCODE.invokeExact(readOpcodeOp, cq));
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+    }
+
+    /** Bytes transferred ({@code ibv_wc_read_byte_len()}; needs {@link #WITH_BYTE_LEN}). */
+    public int byteLength() {
+        return readInt(readByteLenOp, WITH_BYTE_LEN);
+    }
+
+    /** Immediate data in host order ({@code ibv_wc_read_imm_data()}; needs {@link #WITH_IMM}). */
+    public int immediateData() {
+        return Integer.reverseBytes(readInt(readImmOp, WITH_IMM));
+    }
+
+    /** The local QP number ({@code ibv_wc_read_qp_num()}; needs {@link #WITH_QP_NUM}). */
+    public int qpNum() {
+        return readInt(readQpNumOp, WITH_QP_NUM);
+    }
+
+    /** The remote QP number ({@code ibv_wc_read_src_qp()}; needs {@link #WITH_SRC_QP}). */
+    public int srcQp() {
+        return readInt(readSrcQpOp, WITH_SRC_QP);
+    }
+
+    /** {@code IBV_WC_*} flags ({@code ibv_wc_read_wc_flags()}). */
+    public int flags() {
+        return readInt(readWcFlagsOp, 0);
+    }
+
+    private int readInt(MemorySegment op, long needed) {
+        checkPolling();
+        if (op.equals(MemorySegment.NULL)) {
+            throw new IllegalStateException("the queue was created without the field (flag 0x" + Long.toHexString(needed) + ")");
+        }
+        try {
+            return (int) READ_INT.invokeExact(op, cq);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+    }
+
+    private void checkPolling() {
+        owner.ensureUsable();
+        if (!polling) {
+            throw new IllegalStateException("no current completion: call start() first");
+        }
+    }
+}
