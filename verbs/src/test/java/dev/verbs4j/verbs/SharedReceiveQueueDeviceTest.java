@@ -6,6 +6,9 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SharedReceiveQueueDeviceTest {
 
     @Test
-    void threeQueuePairsConsumeOneSharedReceiveQueueAndTheLimitFires() {
+    void threeQueuePairsConsumeOneSharedReceiveQueueAndTheLimitFires() throws InterruptedException {
         TestBed.Host host = TestBed.loopback();
         int gid = host.gidIndex();
         try (Context ctx = Context.open(host.device());
@@ -37,6 +40,8 @@ class SharedReceiveQueueDeviceTest {
                 recvs.get(i).wrId(1000 + i).sge(mr, 4096L * i, 4096);
             }
             srq.postReceive(recvs, 8);
+            BlockingQueue<AsyncEvent> events = new LinkedBlockingQueue<>();
+            AsyncEventListener listener = AsyncEventListener.start(ctx, events::add);
             srq.armLimit(6);
 
             for (int i = 0; i < 3; i++) {
@@ -66,8 +71,10 @@ class SharedReceiveQueueDeviceTest {
             assertThat(received).isEqualTo(3);
             assertThat(receivingQps).containsExactlyInAnyOrder(servers[0].qpNum(), servers[1].qpNum(), servers[2].qpNum());
 
-            AsyncEvent event = ctx.awaitAsyncEvent(Duration.ofSeconds(10));
+            AsyncEvent event = events.poll(10, TimeUnit.SECONDS);
             assertThat(event).isNotNull();
+            listener.close();
+            assertThat(listener.isRunning()).isFalse();
             assertThat(event.type()).isEqualTo(AsyncEventType.SRQ_LIMIT_REACHED);
             assertThat(event.type().description()).isEqualTo("SRQ limit reached");
             assertThat(event.source()).isSameAs(srq);
