@@ -81,28 +81,14 @@ public final class ExtendedPoller {
 
     static MemorySegment create(Context context, int entries, MemorySegment channel, int compVector, long wcFlags, String what) {
         MemorySegment op = ExtendedOps.op(context.handle(), verbs_context.create_cq_ex$offset());
-        if (op.equals(MemorySegment.NULL)) {
-            throw new VerbsException("ibv_create_cq_ex", Errno.EOPNOTSUPP, what);
-        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_cq_init_attr_ex.layout());
             ibv_cq_init_attr_ex.cqe(attr, entries);
             ibv_cq_init_attr_ex.channel(attr, channel);
             ibv_cq_init_attr_ex.comp_vector(attr, compVector);
             ibv_cq_init_attr_ex.wc_flags(attr, wcFlags);
-            MemorySegment capture = Native.captureSegment(arena);
-            MemorySegment created;
-            try {
-                created = (MemorySegment) CREATE_CQ_EX.invokeExact(op, capture, context.handle(), attr);
-            } catch (Throwable t) {
-                throw Ibv.unchecked(t);
-            }
-            if (created.equals(MemorySegment.NULL)) {
-                int errno = Native.errno(capture);
-                throw new VerbsException("ibv_create_cq_ex", errno == 0 ? Errno.EINVAL : errno, what);
-            }
             // struct ibv_cq_ex starts with the members of struct ibv_cq (ibv_cq_ex_to_cq is a cast).
-            return Native.sized(created, ibv_cq_ex.sizeof());
+            return Ibv.createThrough(CREATE_CQ_EX, op, "ibv_create_cq_ex", what, ibv_cq_ex.sizeof(), context.handle(), attr);
         }
     }
 

@@ -47,24 +47,8 @@ public final class MemoryWindow extends NativeResource {
         this.pd = pd;
         this.type = type;
         this.ops = ibv_context.ops(pd.context().handle());
-        MemorySegment alloc = ibv_context_ops.alloc_mw(ops);
-        if (alloc.equals(MemorySegment.NULL)) {
-            throw new VerbsException("ibv_alloc_mw", Errno.EOPNOTSUPP, pd.context().name() + " has no memory windows");
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment capture = Native.captureSegment(arena);
-            MemorySegment created;
-            try {
-                created = (MemorySegment) ALLOC_MW.invokeExact(alloc, capture, pd.handle(), type.code());
-            } catch (Throwable t) {
-                throw Ibv.unchecked(t);
-            }
-            if (created.equals(MemorySegment.NULL)) {
-                int errno = Native.errno(capture);
-                throw new VerbsException("ibv_alloc_mw", errno == 0 ? Errno.EOPNOTSUPP : errno, type + " on " + pd.context().name());
-            }
-            this.mw = Native.sized(created, ibv_mw.sizeof());
-        }
+        this.mw = Ibv.createThrough(ALLOC_MW, ibv_context_ops.alloc_mw(ops), "ibv_alloc_mw",
+                type + " on " + pd.context().name(), ibv_mw.sizeof(), pd.handle(), type.code());
         attach();
     }
 

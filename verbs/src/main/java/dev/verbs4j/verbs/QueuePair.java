@@ -111,23 +111,7 @@ public final class QueuePair extends NativeResource {
 
     private static MemorySegment createExtended(Context context, MemorySegment attr, String what) {
         MemorySegment op = ExtendedOps.op(context.handle(), verbs_context.create_qp_ex$offset());
-        if (op.equals(MemorySegment.NULL)) {
-            throw new VerbsException("ibv_create_qp_ex", Errno.EOPNOTSUPP, what);
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment capture = Native.captureSegment(arena);
-            MemorySegment created;
-            try {
-                created = (MemorySegment) CREATE_QP_EX.invokeExact(op, capture, context.handle(), attr);
-            } catch (Throwable t) {
-                throw Ibv.unchecked(t);
-            }
-            if (created.equals(MemorySegment.NULL)) {
-                int errno = Native.errno(capture);
-                throw new VerbsException("ibv_create_qp_ex", errno == 0 ? Errno.EINVAL : errno, what);
-            }
-            return Native.sized(created, ibv_qp.sizeof());
-        }
+        return Ibv.createThrough(CREATE_QP_EX, op, "ibv_create_qp_ex", what, ibv_qp.sizeof(), context.handle(), attr);
     }
 
     /**
@@ -330,18 +314,7 @@ public final class QueuePair extends NativeResource {
      */
     public void postSend(SendRequests batch, int count) {
         ensureOpen();
-        if (count < 1 || count > batch.capacity()) {
-            throw new IllegalArgumentException("count " + count + " outside [1, " + batch.capacity() + "]");
-        }
-        batch.cut(count);
-        int rc;
-        try {
-            rc = (int) POST_SEND.invokeExact(postSendOp, qp, batch.first(), batch.badWr());
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            batch.relink(count);
-        }
+        int rc = batch.chain().post(POST_SEND, postSendOp, qp, count);
         if (rc != 0) {
             throw postSendFailure(rc, batch, count);
         }
@@ -350,27 +323,16 @@ public final class QueuePair extends NativeResource {
     /** Posts the first {@code count} receive requests of {@code batch} ({@code ibv_post_recv()}). */
     public void postReceive(ReceiveRequests batch, int count) {
         ensureOpen();
-        if (count < 1 || count > batch.capacity()) {
-            throw new IllegalArgumentException("count " + count + " outside [1, " + batch.capacity() + "]");
-        }
-        batch.cut(count);
-        int rc;
-        try {
-            rc = (int) POST_RECV.invokeExact(postRecvOp, qp, batch.first(), batch.badWr());
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            batch.relink(count);
-        }
+        int rc = batch.chain().post(POST_RECV, postRecvOp, qp, count);
         if (rc != 0) {
-            int bad = batch.badIndex();
-            throw new VerbsException("ibv_post_recv", Math.abs(rc), "receive request " + bad + " of " + count
-                    + " on " + describe() + " in state " + state + " (max_recv_wr " + maxRecvWr + ", max_recv_sge " + maxRecvSge + ")");
+            throw new VerbsException("ibv_post_recv", Math.abs(rc), "receive request " + batch.chain().badIndex() + " of "
+                    + count + " on " + describe() + " in state " + state + " (max_recv_wr " + maxRecvWr + ", max_recv_sge "
+                    + maxRecvSge + ")");
         }
     }
 
     private VerbsException postSendFailure(int rc, SendRequests batch, int count) {
-        int bad = batch.badIndex();
+        int bad = batch.chain().badIndex();
         String request = bad >= 0 ? "work request " + bad + " of " + count + " (" + batch.at(bad).describe() + ")"
                 : count + " work requests";
         return new VerbsException("ibv_post_send", Math.abs(rc), request + " on " + describe() + " in state " + state

@@ -5,7 +5,6 @@ import dev.verbs4j.bindings.ibv_sge;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * A reusable batch of receive work requests: a native array of {@code struct ibv_recv_wr} with
@@ -25,7 +24,7 @@ public final class ReceiveRequests implements AutoCloseable {
     private final Arena arena;
     private final MemorySegment wrs;
     private final MemorySegment sges;
-    private final MemorySegment badWr;
+    private final WorkRequestChain chain;
     private final int capacity;
     private final int maxSge;
     private final ReceiveRequest flyweight;
@@ -40,12 +39,7 @@ public final class ReceiveRequests implements AutoCloseable {
         this.arena = Arena.ofShared();
         this.wrs = arena.allocate(ibv_recv_wr.layout(), capacity);
         this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * maxSge);
-        this.badWr = arena.allocate(ValueLayout.ADDRESS);
-        for (int i = 0; i < capacity; i++) {
-            long base = i * WR_SIZE;
-            wrs.set(ValueLayout.ADDRESS, base + SG_LIST, sges.asSlice((long) i * maxSge * SGE_SIZE));
-            wrs.set(ValueLayout.ADDRESS, base + NEXT, i + 1 < capacity ? wrs.asSlice(base + WR_SIZE) : MemorySegment.NULL);
-        }
+        this.chain = new WorkRequestChain(arena, wrs, sges, WR_SIZE, NEXT, SG_LIST, capacity, (long) maxSge * SGE_SIZE);
         this.flyweight = new ReceiveRequest(wrs, sges, maxSge);
     }
 
@@ -62,30 +56,8 @@ public final class ReceiveRequests implements AutoCloseable {
         return flyweight.moveTo(index);
     }
 
-    MemorySegment first() {
-        return wrs;
-    }
-
-    MemorySegment badWr() {
-        return badWr;
-    }
-
-    void cut(int count) {
-        if (count < capacity) {
-            wrs.set(ValueLayout.ADDRESS, (count - 1) * WR_SIZE + NEXT, MemorySegment.NULL);
-        }
-    }
-
-    void relink(int count) {
-        if (count < capacity) {
-            wrs.set(ValueLayout.JAVA_LONG, (count - 1) * WR_SIZE + NEXT, wrs.address() + count * WR_SIZE);
-        }
-    }
-
-    int badIndex() {
-        long bad = badWr.get(ValueLayout.ADDRESS, 0).address();
-        long offset = bad - wrs.address();
-        return bad == 0 || offset < 0 || offset % WR_SIZE != 0 ? -1 : (int) (offset / WR_SIZE);
+    WorkRequestChain chain() {
+        return chain;
     }
 
     @Override

@@ -77,21 +77,10 @@ public final class SharedReceiveQueue extends NativeResource {
     /** Posts the first {@code count} requests of {@code batch} ({@code ibv_post_srq_recv()}); allocates nothing. */
     public void postReceive(ReceiveRequests batch, int count) {
         ensureOpen();
-        if (count < 1 || count > batch.capacity()) {
-            throw new IllegalArgumentException("count " + count + " outside [1, " + batch.capacity() + "]");
-        }
-        batch.cut(count);
-        int rc;
-        try {
-            rc = (int) POST_SRQ_RECV.invokeExact(postOp, srq, batch.first(), batch.badWr());
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            batch.relink(count);
-        }
+        int rc = batch.chain().post(POST_SRQ_RECV, postOp, srq, count);
         if (rc != 0) {
-            throw new VerbsException("ibv_post_srq_recv", Math.abs(rc), "receive request " + batch.badIndex() + " of "
-                    + count + " on " + describe() + " (max_wr " + maxWr + ", max_sge " + maxSge + ")");
+            throw new VerbsException("ibv_post_srq_recv", Math.abs(rc), "receive request " + batch.chain().badIndex()
+                    + " of " + count + " on " + describe() + " (max_wr " + maxWr + ", max_sge " + maxSge + ")");
         }
     }
 

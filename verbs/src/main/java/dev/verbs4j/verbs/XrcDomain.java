@@ -33,26 +33,13 @@ public final class XrcDomain extends NativeResource {
         this.context = context;
         MemorySegment open = ExtendedOps.op(context.handle(), verbs_context.open_xrcd$offset());
         this.closeOp = ExtendedOps.op(context.handle(), verbs_context.close_xrcd$offset());
-        if (open.equals(MemorySegment.NULL) || closeOp.equals(MemorySegment.NULL)) {
-            throw new VerbsException("ibv_open_xrcd", Errno.EOPNOTSUPP, context.name() + " does not support XRC");
-        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_xrcd_init_attr.layout());
             ibv_xrcd_init_attr.comp_mask(attr, INIT_ATTR_FD | INIT_ATTR_OFLAGS);
             ibv_xrcd_init_attr.fd(attr, -1);
             ibv_xrcd_init_attr.oflags(attr, O_CREAT);
-            MemorySegment capture = Native.captureSegment(arena);
-            MemorySegment created;
-            try {
-                created = (MemorySegment) OPEN_XRCD.invokeExact(open, capture, context.handle(), attr);
-            } catch (Throwable t) {
-                throw Ibv.unchecked(t);
-            }
-            if (created.equals(MemorySegment.NULL)) {
-                int errno = Native.errno(capture);
-                throw new VerbsException("ibv_open_xrcd", errno == 0 ? Errno.EOPNOTSUPP : errno, context.name());
-            }
-            this.xrcd = Native.sized(created, ibv_xrcd.sizeof());
+            this.xrcd = Ibv.createThrough(OPEN_XRCD, closeOp.equals(MemorySegment.NULL) ? MemorySegment.NULL : open,
+                    "ibv_open_xrcd", context.name() + " (XRC)", ibv_xrcd.sizeof(), context.handle(), attr);
         }
         attach();
     }

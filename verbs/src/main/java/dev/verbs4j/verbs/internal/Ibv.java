@@ -65,11 +65,28 @@ public final class Ibv {
      * @throws VerbsException naming {@code verb}, its errno and {@code what} when it returned NULL
      */
     public static MemorySegment create(MethodHandle handle, String verb, String what, long size, Object... args) {
+        return createThrough(handle, null, verb, what, size, args);
+    }
+
+    /**
+     * Like {@link #create}, for a provider operation called through its function pointer {@code op}
+     * ({@code handle} from {@link Native#downcallPointerWithErrno}); a NULL {@code op} means the
+     * provider lacks the verb: {@code EOPNOTSUPP}.
+     */
+    public static MemorySegment createThrough(MethodHandle handle, MemorySegment op, String verb, String what, long size,
+                                              Object... args) {
+        if (op != null && op.equals(MemorySegment.NULL)) {
+            throw new VerbsException(verb, Errno.EOPNOTSUPP, what);
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
-            Object[] all = new Object[args.length + 1];
-            all[0] = capture;
-            System.arraycopy(args, 0, all, 1, args.length);
+            int lead = op == null ? 1 : 2;
+            Object[] all = new Object[args.length + lead];
+            if (op != null) {
+                all[0] = op;
+            }
+            all[lead - 1] = capture;
+            System.arraycopy(args, 0, all, lead, args.length);
             MemorySegment created;
             try {
                 created = (MemorySegment) handle.invokeWithArguments(all);

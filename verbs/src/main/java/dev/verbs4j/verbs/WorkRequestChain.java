@@ -1,0 +1,71 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.verbs.internal.Ibv;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * The native array behind a send or receive batch: work requests linked once through their
+ * {@code next} fields, each pointing at its own slice of a scatter/gather array, plus the
+ * {@code bad_wr} out-parameter. Posting cuts the chain after {@code count} requests, calls the
+ * provider and restores the link, allocating nothing. Memory belongs to the batch's arena.
+ */
+final class WorkRequestChain {
+
+    private final MemorySegment wrs;
+    private final MemorySegment badWr;
+    private final long wrSize;
+    private final long nextOffset;
+    private final int capacity;
+
+    WorkRequestChain(Arena arena, MemorySegment wrs, MemorySegment sges, long wrSize, long nextOffset, long sgListOffset,
+                     int capacity, long sgeStride) {
+        this.wrs = wrs;
+        this.wrSize = wrSize;
+        this.nextOffset = nextOffset;
+        this.capacity = capacity;
+        this.badWr = arena.allocate(ValueLayout.ADDRESS);
+        for (int i = 0; i < capacity; i++) {
+            long base = i * wrSize;
+            wrs.set(ValueLayout.ADDRESS, base + sgListOffset, sges.asSlice(i * sgeStride));
+            wrs.set(ValueLayout.ADDRESS, base + nextOffset, i + 1 < capacity ? wrs.asSlice(base + wrSize) : MemorySegment.NULL);
+        }
+    }
+
+    int capacity() {
+        return capacity;
+    }
+
+    /**
+     * Posts the first {@code count} requests to {@code target} through the provider operation
+     * {@code op} ({@code int (*)(target, wr, bad_wr)}); returns the provider's result.
+     */
+    int post(MethodHandle handle, MemorySegment op, MemorySegment target, int count) {
+        if (count < 1 || count > capacity) {
+            throw new IllegalArgumentException("count " + count + " outside [1, " + capacity + "]");
+        }
+        long lastNext = (count - 1) * wrSize + nextOffset;
+        if (count < capacity) {
+            wrs.set(ValueLayout.JAVA_LONG, lastNext, 0L);
+        }
+        try {
+            return (int) handle.invokeExact(op, target, wrs, badWr);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            if (count < capacity) {
+                wrs.set(ValueLayout.JAVA_LONG, lastNext, wrs.address() + count * wrSize);
+            }
+        }
+    }
+
+    /** The index of the request the provider refused in the last post, or -1. */
+    int badIndex() {
+        long bad = badWr.get(ValueLayout.ADDRESS, 0).address();
+        long offset = bad - wrs.address();
+        return bad == 0 || offset < 0 || offset % wrSize != 0 ? -1 : (int) (offset / wrSize);
+    }
+}
