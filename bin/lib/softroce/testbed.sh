@@ -9,12 +9,17 @@
 # Privileged steps run through $TB_SUDO (empty when already root).
 
 TB_SUDO=${TB_SUDO-}
+TB_RESTORE=${TB_RESTORE-} # 1: remember what tb_up changes, for tb_down (host mode)
 TB_LO_DEV=rxe_lo TB_LO_ADDR=127.0.0.1
 TB_A_DEV=rxe_a TB_A_NET=v4j_a TB_A_ADDR=198.18.0.1
 TB_B_DEV=rxe_b TB_B_NET=v4j_b TB_B_ADDR=198.18.0.2
 TB_TABLE_A=198 TB_TABLE_B=199 # routing tables for "from A to B" and "from B to A"
+TB_RULE_A="pref 10 iif lo from $TB_A_ADDR to $TB_B_ADDR lookup $TB_TABLE_A"
+TB_RULE_B="pref 11 iif lo from $TB_B_ADDR to $TB_A_ADDR lookup $TB_TABLE_B"
 TB_ENV=()                      # VERBS4J_* assignments, filled by tb_up
 TB_SAVED_SYSCTL=()             # "name=value" to restore in tb_down (host mode)
+TB_MOVED_LOCAL=                # 1: tb_up moved the local table rule from pref 0
+TB_TICK=${TB_TICK-}            # fd of a FIFO nobody writes: sleep without a fork
 
 tb_sysctl_get() { local v; read -r v <"/proc/sys/${1//.//}" && printf '%s' "$v"; }
 
@@ -26,16 +31,25 @@ tb_sysctl_set() {
 	fi
 }
 
-# Prints the index of the RoCE v2 GID holding IPv4 address $2 on device $1.
+tb_sleep() {
+	if [ -n "$TB_TICK" ]; then
+		read -r -t "$1" -u "$TB_TICK" _ || true
+	else
+		sleep "$1"
+	fi
+}
+
+# Sets TB_GID to the index of the RoCE v2 GID holding IPv4 address $2 on
+# device $1 (index 1 on a veth device: 0 is the fe80:: one).
 tb_gid_index() {
-	local dev=$1 want gid type f
+	local port=/sys/class/infiniband/$1/ports/1 want gid type i
 	# shellcheck disable=SC2086 # split the address into its four bytes
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ })
-	for f in "/sys/class/infiniband/$dev/ports/1/gids/"*; do
-		read -r gid <"$f" 2>/dev/null || continue
+	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${2//./ }
+	for ((i = 0; i < 32; i++)); do # the table has 1024 slots; ours are at the start
+		read -r gid <"$port/gids/$i" 2>/dev/null || break
 		[ "$gid" = "$want" ] || continue
-		read -r type <"/sys/class/infiniband/$dev/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null || continue
-		[ "$type" = "RoCE v2" ] && { printf '%s' "${f##*/}"; return 0; }
+		read -r type <"$port/gid_attrs/types/$i" 2>/dev/null || continue
+		[ "$type" = "RoCE v2" ] && { TB_GID=$i; return 0; }
 	done
 	return 1
 }
@@ -57,33 +71,32 @@ tb_up() {
 	# the local table and are delivered).
 	for name in net.ipv4.conf.all.accept_local=1 net.ipv4.conf.default.accept_local=1 \
 		net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0; do
-		if [ -n "$TB_SUDO" ]; then
+		if [ "$TB_RESTORE" = 1 ]; then
 			value=$(tb_sysctl_get "${name%=*}") && TB_SAVED_SYSCTL+=("${name%=*}=$value")
 		fi
 		tb_sysctl_set "${name%=*}" "${name#*=}" || return 1
 	done
-	cat >"$dir/ip.batch" <<-EOF
-		link set lo up
-		link add $TB_A_NET type veth peer name $TB_B_NET
-		addr add $TB_A_ADDR/24 dev $TB_A_NET
-		addr add $TB_B_ADDR/24 dev $TB_B_NET
-		link set $TB_A_NET up
-		link set $TB_B_NET up
-		rule add pref 100 lookup local
-		rule del pref 0 lookup local
-		rule add pref 10 iif lo from $TB_A_ADDR to $TB_B_ADDR lookup $TB_TABLE_A
-		rule add pref 11 iif lo from $TB_B_ADDR to $TB_A_ADDR lookup $TB_TABLE_B
-		route add $TB_B_ADDR dev $TB_A_NET src $TB_A_ADDR table $TB_TABLE_A
-		route add $TB_A_ADDR dev $TB_B_NET src $TB_B_ADDR table $TB_TABLE_B
-	EOF
+	printf '%s\n' >"$dir/ip.batch" \
+		"link set lo up" \
+		"link add $TB_A_NET type veth peer name $TB_B_NET" \
+		"addr add $TB_A_ADDR/24 dev $TB_A_NET" \
+		"addr add $TB_B_ADDR/24 dev $TB_B_NET" \
+		"link set $TB_A_NET up" \
+		"link set $TB_B_NET up" \
+		"rule add pref 100 lookup local" \
+		"rule del pref 0 lookup local" \
+		"rule add $TB_RULE_A" \
+		"rule add $TB_RULE_B" \
+		"route add $TB_B_ADDR dev $TB_A_NET src $TB_A_ADDR table $TB_TABLE_A" \
+		"route add $TB_A_ADDR dev $TB_B_NET src $TB_B_ADDR table $TB_TABLE_B"
+	[ "$TB_RESTORE" = 1 ] && ip rule show pref 0 | grep -q 'lookup local' && TB_MOVED_LOCAL=1
 	$TB_SUDO ip -batch "$dir/ip.batch" || { echo "ip -batch failed" >&2; return 1; }
 
 	# "rdma -batch" would parse as "-b atch": use -b FILE.
-	cat >"$dir/rdma.batch" <<-EOF
-		link add $TB_LO_DEV type rxe netdev lo
-		link add $TB_A_DEV type rxe netdev $TB_A_NET
-		link add $TB_B_DEV type rxe netdev $TB_B_NET
-	EOF
+	printf '%s\n' >"$dir/rdma.batch" \
+		"link add $TB_LO_DEV type rxe netdev lo" \
+		"link add $TB_A_DEV type rxe netdev $TB_A_NET" \
+		"link add $TB_B_DEV type rxe netdev $TB_B_NET"
 	$TB_SUDO rdma -b "$dir/rdma.batch" || { echo "rdma link add failed" >&2; return 1; }
 
 	# The GIDs are filled in asynchronously; wait (at most ~10 s) for all.
@@ -94,9 +107,9 @@ tb_up() {
 			[ "$state" = ACTIVE ] || break
 		done
 		if [ "$state" = ACTIVE ] &&
-			lo_gid=$(tb_gid_index $TB_LO_DEV $TB_LO_ADDR) &&
-			a_gid=$(tb_gid_index $TB_A_DEV $TB_A_ADDR) &&
-			b_gid=$(tb_gid_index $TB_B_DEV $TB_B_ADDR); then
+			tb_gid_index $TB_LO_DEV $TB_LO_ADDR && lo_gid=$TB_GID &&
+			tb_gid_index $TB_A_DEV $TB_A_ADDR && a_gid=$TB_GID &&
+			tb_gid_index $TB_B_DEV $TB_B_ADDR && b_gid=$TB_GID; then
 			TB_ENV=(
 				"VERBS4J_LO_DEV=$TB_LO_DEV" "VERBS4J_LO_ADDR=$TB_LO_ADDR" "VERBS4J_LO_GID=$lo_gid"
 				"VERBS4J_A_DEV=$TB_A_DEV" "VERBS4J_A_ADDR=$TB_A_ADDR" "VERBS4J_A_GID=$a_gid"
@@ -104,29 +117,33 @@ tb_up() {
 			)
 			return 0
 		fi
-		sleep 0.02
+		tb_sleep 0.02
 	done
 	echo "the rxe ports did not become ACTIVE with IPv4 GIDs in time" >&2
 	return 1
 }
 
-# tb_down: undoes tb_up (host mode; the VM just powers off).  Best effort.
+# tb_down: undoes tb_up, or what a killed earlier run left (host mode; the VM
+# just powers off).  Best effort; touches only what tb_up made.
 tb_down() {
-	local name s
+	local name s moved=$TB_MOVED_LOCAL
+	# Our rules left behind mean the local rule was moved by that run too.
+	ip rule show pref 10 | grep -q "from $TB_A_ADDR to $TB_B_ADDR" && moved=1
 	for name in $TB_LO_DEV $TB_A_DEV $TB_B_DEV; do
 		[ -e "/sys/class/infiniband/$name" ] && $TB_SUDO rdma link delete "$name"
 	done
+	# (deleting one end deletes the pair, and the routes through it)
 	[ -e "/sys/class/net/$TB_A_NET" ] && $TB_SUDO ip link delete "$TB_A_NET"
-	$TB_SUDO ip rule del pref 10 2>/dev/null
-	$TB_SUDO ip rule del pref 11 2>/dev/null
-	$TB_SUDO ip route flush table $TB_TABLE_A 2>/dev/null
-	$TB_SUDO ip route flush table $TB_TABLE_B 2>/dev/null
-	if ! ip rule show pref 0 | grep -q 'lookup local'; then
+	# shellcheck disable=SC2086 # the rule's words
+	$TB_SUDO ip rule del $TB_RULE_A 2>/dev/null
+	# shellcheck disable=SC2086
+	$TB_SUDO ip rule del $TB_RULE_B 2>/dev/null
+	if [ "$moved" = 1 ] && ! ip rule show pref 0 | grep -q 'lookup local'; then
 		$TB_SUDO ip rule add pref 0 lookup local && $TB_SUDO ip rule del pref 100 lookup local
 	fi
 	for s in "${TB_SAVED_SYSCTL[@]}"; do
 		tb_sysctl_set "${s%=*}" "${s#*=}"
 	done
-	TB_SAVED_SYSCTL=()
+	TB_SAVED_SYSCTL=() TB_MOVED_LOCAL=
 	return 0
 }
