@@ -9,6 +9,9 @@ import java.util.Set;
  * The lifetime shared by every verbs object: it is closed once, closes the objects created from it
  * first (newest first), and refuses use after close with an {@link IllegalStateException}.
  * Subclasses own their native object and free it in {@link #destroy()}.
+ *
+ * <p>Closing is checked by every call, but the data path ({@code postSend}, {@code poll}, …)
+ * takes no lock: stop the threads that post and poll before closing the objects they use.
  */
 public abstract class NativeResource implements AutoCloseable {
 
