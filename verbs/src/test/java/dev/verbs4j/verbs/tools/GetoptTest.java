@@ -50,4 +50,17 @@ class GetoptTest {
         assertThat(Getopt.strtol("abc")).isZero();
         assertThat(Getopt.strtol("99999999999")).isEqualTo(Integer.MAX_VALUE);
     }
+
+    @Test
+    void collectsOperandsInOrder() {
+        Getopt g = new Getopt("t", new String[]{"host", "-d", "rxe0", "-v", "x", "--", "-l", "y"}, "d:i:lv", "ib-dev:d");
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        List<String> seen = new ArrayList<>();
+        for (int c; (c = g.next(e)) != -1; ) {
+            seen.add(String.valueOf((char) c));
+        }
+        assertThat(seen).containsExactly("d", "v");
+        assertThat(g.operands()).containsExactly("host", "x", "-l", "y");
+        assertThat(new Getopt("t", new String[]{"-", "-v"}, "v").operands()).isEmpty();
+    }
 }
