@@ -31,7 +31,17 @@ public final class AddressHandle extends NativeResource {
         attach();
     }
 
-    /** The destination it was created for. */
+    /** An address handle back to the sender of a UD receive ({@code ibv_create_ah_from_wc()}). */
+    AddressHandle(ProtectionDomain pd, WorkCompletion wc, MemorySegment grh, int port) {
+        super(pd);
+        this.pd = pd;
+        this.destination = null;
+        this.ah = Ibv.create(Ibv.CREATE_AH_FROM_WC, "ibv_create_ah_from_wc", "reply to QP 0x" + Integer.toHexString(wc.srcQp())
+                + " on " + pd.context().name(), ibv_ah.sizeof(), pd.handle(), wc.nativeEntry(), grh, (byte) port);
+        attach();
+    }
+
+    /** The destination it was created for (null when created from a work completion). */
     public AddressVector destination() {
         return destination;
     }
@@ -43,7 +53,7 @@ public final class AddressHandle extends NativeResource {
 
     @Override
     protected void destroy() {
-        Ibv.check(rdma_core_h.ibv_destroy_ah(ah), "ibv_destroy_ah", destination.toString());
+        Ibv.check(rdma_core_h.ibv_destroy_ah(ah), "ibv_destroy_ah", describe());
     }
 
     @Override

@@ -90,6 +90,17 @@ public final class ProtectionDomain extends NativeResource {
         return new AddressHandle(this, destination);
     }
 
+    /**
+     * Creates an address handle that replies to the sender of the UD receive {@code wc}, whose
+     * buffer starts with the 40-byte GRH in {@code grh} ({@code ibv_create_ah_from_wc()}).
+     */
+    public AddressHandle createAddressHandle(WorkCompletion wc, MemorySegment grh, int port) {
+        if (grh.byteSize() < 40 || !grh.isNative()) {
+            throw new IllegalArgumentException("the GRH is the first 40 bytes of a native receive buffer");
+        }
+        return new AddressHandle(this, wc, grh, port);
+    }
+
     private static MemorySegment checkedSegment(MemorySegment segment) {
         if (!segment.isNative()) {
             throw new IllegalArgumentException("only native memory can be registered, not a heap segment");

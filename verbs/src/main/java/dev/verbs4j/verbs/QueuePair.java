@@ -279,6 +279,21 @@ public final class QueuePair extends NativeResource {
         modify(a);
     }
 
+    /**
+     * INIT → RTR towards {@code remote} from the port's preferred GID ({@link
+     * Context#preferredGidIndex}: RoCE v2 with the local IPv4 address where there is one).
+     */
+    public void readyToReceive(QueuePairEndpoint remote) {
+        readyToReceive(remote, pd.context().preferredGidIndex(port));
+    }
+
+    /** RESET → INIT → RTR → RTS towards {@code remote} from the port's preferred GID, sending from {@code psn}. */
+    public void connect(int port, QueuePairEndpoint remote, int psn) {
+        init(port);
+        readyToReceive(remote);
+        readyToSend(psn);
+    }
+
     /** RESET → INIT → RTR → RTS towards {@code remote}, sending from PSN {@code psn}. */
     public void connect(int port, QueuePairEndpoint remote, int sgidIndex, int psn) {
         init(port);
@@ -294,6 +309,11 @@ public final class QueuePair extends NativeResource {
     /** Moves to RESET, from which {@link #init} starts again. */
     public void reset() {
         modify(new QueuePairAttributes().state(QpState.RESET));
+    }
+
+    /** This QP's endpoint for the peer with the port's preferred GID. */
+    public QueuePairEndpoint localEndpoint(int psn) {
+        return localEndpoint(pd.context().preferredGidIndex(port), psn);
     }
 
     /** This QP's endpoint for the peer: the port's LID, the QPN, {@code psn}, GID {@code gidIndex}. */

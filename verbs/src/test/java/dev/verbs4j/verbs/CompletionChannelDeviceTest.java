@@ -26,9 +26,14 @@ class CompletionChannelDeviceTest {
             QueuePair a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
             QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
             MemoryRegion mr = pd.allocateRegion(4096, Access.LOCAL_WRITE);
-            int gid = TestBed.loopback().gidIndex();
-            a.connect(1, b.localEndpoint(gid, 10), gid, 20);
-            b.connect(1, a.localEndpoint(gid, 20), gid, 10);
+            // The default GID: the port's RoCE v2 entry with the device's IPv4 address.
+            assertThat(ctx.preferredGidIndex(1)).isEqualTo(TestBed.loopback().gidIndex());
+            a.init(1);
+            b.init(1);
+            a.readyToReceive(b.localEndpoint(10));
+            b.readyToReceive(a.localEndpoint(20));
+            a.readyToSend(20);
+            b.readyToSend(10);
 
             cq.requestNotify(false);
             long start = System.nanoTime();

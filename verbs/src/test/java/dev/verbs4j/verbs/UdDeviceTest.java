@@ -38,6 +38,22 @@ class UdDeviceTest {
             assertThat(wc.immediateData()).isEqualTo(77);
             assertThat(wc.flags() & WorkCompletion.FLAG_GRH).isNotZero();
             assertThat(RcDataPathDeviceTest.count(p.mrB.segment(), GRH, 256, (byte) 'u')).isEqualTo(256);
+
+            // Reply through an address handle made from the completion and the received GRH.
+            recvs.get(0).wrId(5).sge(p.mrA, 8192, GRH + 1024);
+            p.a.postReceive(recvs, 1);
+            RcDataPathDeviceTest.fill(p.mrB.segment(), 4096, 100, (byte) 'r');
+            try (AddressHandle reply = p.pdB.createAddressHandle(wc, p.mrB.segment().asSlice(0, GRH), 1)) {
+                assertThat(reply.destination()).isNull();
+                sends.get(0).wrId(6).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
+                        .sge(p.mrB, 4096, 100).ud(reply, p.a.qpNum(), QueuePair.DEFAULT_QKEY);
+                p.b.postSend(sends, 1);
+                p.awaitSuccess(p.cqB, WcOpcode.SEND);
+            }
+            WorkCompletion back = p.awaitSuccess(p.cqA, WcOpcode.RECV);
+            assertThat(back.srcQp()).isEqualTo(p.b.qpNum());
+            assertThat(back.byteLength()).isEqualTo(GRH + 100);
+            assertThat(RcDataPathDeviceTest.count(p.mrA.segment(), 8192 + GRH, 100, (byte) 'r')).isEqualTo(100);
         }
     }
 

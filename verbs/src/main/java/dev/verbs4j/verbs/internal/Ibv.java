@@ -39,6 +39,7 @@ public final class Ibv {
     public static final MethodHandle CREATE_CQ = withErrno("ibv_create_cq");
     public static final MethodHandle CREATE_QP = withErrno("ibv_create_qp");
     public static final MethodHandle CREATE_AH = withErrno("ibv_create_ah");
+    public static final MethodHandle CREATE_AH_FROM_WC = withErrno("ibv_create_ah_from_wc");
     public static final MethodHandle GET_CQ_EVENT = withErrno("ibv_get_cq_event");
     public static final MethodHandle REREG_MR = withErrno("ibv_rereg_mr");
     public static final MethodHandle CREATE_SRQ = withErrno("ibv_create_srq");
