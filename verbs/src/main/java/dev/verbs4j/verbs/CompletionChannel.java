@@ -87,7 +87,7 @@ public final class CompletionChannel extends NativeResource {
             try {
                 rc = (int) Ibv.GET_CQ_EVENT.invokeExact(capture, channel, cqOut, ctxOut);
             } catch (Throwable t) {
-                throw t instanceof RuntimeException r ? r : new IllegalStateException(t);
+                throw Ibv.unchecked(t);
             }
             if (rc != 0) {
                 int errno = Native.errno(capture);

@@ -90,10 +90,6 @@ public final class CompletionQueue extends NativeResource {
         return poller;
     }
 
-    void ensureUsable() {
-        ensureOpen();
-    }
-
     /** The channel that receives this queue's events, or null. */
     public CompletionChannel channel() {
         return channel;

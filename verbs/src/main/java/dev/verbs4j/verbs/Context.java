@@ -134,7 +134,7 @@ public final class Context extends NativeResource {
                 attr.fill((byte) 0);
                 rc = rdma_core_h.ibv_query_device(context, ibv_device_attr_ex.orig_attr(attr));
             }
-            check("ibv_query_device_ex", rc, name());
+            Ibv.check(rc, "ibv_query_device_ex", name());
             return new DeviceAttributes(Native.snapshot(attr), ibv_context.num_comp_vectors(context));
         }
     }
@@ -154,7 +154,7 @@ public final class Context extends NativeResource {
             int rc = op.equals(MemorySegment.NULL)
                     ? rdma_core_h.ibv_query_port(context, (byte) port, attr)
                     : Ibv.queryPort(op, context, (byte) port, attr, ibv_port_attr.sizeof());
-            check("ibv_query_port", rc, name() + " port " + port);
+            Ibv.check(rc, "ibv_query_port", name() + " port " + port);
             return new PortAttributes(port, Native.snapshot(attr));
         }
     }
@@ -191,7 +191,7 @@ public final class Context extends NativeResource {
             if (rc == ENODATA) {
                 return Optional.empty();
             }
-            check("ibv_query_gid_ex", rc, name() + " port " + port + " index " + index);
+            Ibv.check(rc, "ibv_query_gid_ex", name() + " port " + port + " index " + index);
             return Optional.of(gidEntry(entry));
         }
     }
@@ -404,11 +404,6 @@ public final class Context extends NativeResource {
         }
     }
 
-    private static void check(String verb, int rc, String what) {
-        if (rc != 0) {
-            throw new VerbsException(verb, Math.abs(rc), what);
-        }
-    }
 
     @Override
     protected void destroy() {
@@ -419,7 +414,7 @@ public final class Context extends NativeResource {
         }
         Libc.close(wakeFd);
         int rc = rdma_core_h.ibv_close_device(context);
-        check("ibv_close_device", rc, name());
+        Ibv.check(rc, "ibv_close_device", name());
     }
 
     @Override

@@ -97,7 +97,7 @@ public final class ExtendedPoller {
      * queue is empty (then do not call {@link #end()}).
      */
     public boolean start() {
-        owner.ensureUsable();
+        owner.ensureOpen();
         if (polling) {
             throw new IllegalStateException("start() again before end()");
         }
@@ -206,7 +206,7 @@ public final class ExtendedPoller {
     }
 
     private void checkPolling() {
-        owner.ensureUsable();
+        owner.ensureOpen();
         if (!polling) {
             throw new IllegalStateException("no current completion: call start() first");
         }

@@ -89,7 +89,7 @@ public final class ExtendedQueuePair {
 
     /** Starts a batch of work requests ({@code ibv_wr_start()}). */
     public ExtendedQueuePair start() {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_START.invokeExact(startOp, qpx);
         } catch (Throwable t) {
@@ -100,7 +100,7 @@ public final class ExtendedQueuePair {
 
     /** Adds a SEND ({@code ibv_wr_send()}). */
     public ExtendedQueuePair send() {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_SEND.invokeExact(sendOp, qpx);
         } catch (Throwable t) {
@@ -111,7 +111,7 @@ public final class ExtendedQueuePair {
 
     /** Adds a SEND_WITH_IMM; {@code immediate} in host order ({@code ibv_wr_send_imm()}). */
     public ExtendedQueuePair sendWithImmediate(int immediate) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_SEND_IMM.invokeExact(sendWithImmediateOp, qpx, Integer.reverseBytes(immediate));
         } catch (Throwable t) {
@@ -122,7 +122,7 @@ public final class ExtendedQueuePair {
 
     /** Adds a SEND_WITH_INV ({@code ibv_wr_send_inv()}). */
     public ExtendedQueuePair sendWithInvalidate(int invalidateRkey) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_SEND_INV.invokeExact(sendWithInvalidateOp, qpx, invalidateRkey);
         } catch (Throwable t) {
@@ -133,7 +133,7 @@ public final class ExtendedQueuePair {
 
     /** Adds an RDMA_WRITE ({@code ibv_wr_rdma_write()}). */
     public ExtendedQueuePair rdmaWrite(int rkey, long remoteAddress) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_RDMA_WRITE.invokeExact(rdmaWriteOp, qpx, rkey, remoteAddress);
         } catch (Throwable t) {
@@ -144,7 +144,7 @@ public final class ExtendedQueuePair {
 
     /** Adds an RDMA_WRITE_WITH_IMM ({@code ibv_wr_rdma_write_imm()}). */
     public ExtendedQueuePair rdmaWriteWithImmediate(int rkey, long remoteAddress, int immediate) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_RDMA_WRITE_IMM.invokeExact(rdmaWriteWithImmediateOp, qpx, rkey, remoteAddress, Integer.reverseBytes(immediate));
         } catch (Throwable t) {
@@ -155,7 +155,7 @@ public final class ExtendedQueuePair {
 
     /** Adds an RDMA_READ ({@code ibv_wr_rdma_read()}). */
     public ExtendedQueuePair rdmaRead(int rkey, long remoteAddress) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_RDMA_READ.invokeExact(rdmaReadOp, qpx, rkey, remoteAddress);
         } catch (Throwable t) {
@@ -166,7 +166,7 @@ public final class ExtendedQueuePair {
 
     /** Adds an ATOMIC_CMP_AND_SWP ({@code ibv_wr_atomic_cmp_swp()}). */
     public ExtendedQueuePair atomicCompareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_ATOMIC_CMP_SWP.invokeExact(atomicCompareAndSwapOp, qpx, rkey, remoteAddress, compare, swap);
         } catch (Throwable t) {
@@ -177,7 +177,7 @@ public final class ExtendedQueuePair {
 
     /** Adds an ATOMIC_FETCH_AND_ADD ({@code ibv_wr_atomic_fetch_add()}). */
     public ExtendedQueuePair atomicFetchAndAdd(int rkey, long remoteAddress, long add) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_ATOMIC_FETCH_ADD.invokeExact(atomicFetchAndAddOp, qpx, rkey, remoteAddress, add);
         } catch (Throwable t) {
@@ -188,7 +188,7 @@ public final class ExtendedQueuePair {
 
     /** Adds a LOCAL_INV ({@code ibv_wr_local_inv()}). */
     public ExtendedQueuePair localInvalidate(int invalidateRkey) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_LOCAL_INV.invokeExact(localInvalidateOp, qpx, invalidateRkey);
         } catch (Throwable t) {
@@ -199,7 +199,7 @@ public final class ExtendedQueuePair {
 
     /** Sets the single SGE of the last work request ({@code ibv_wr_set_sge()}). */
     public ExtendedQueuePair setSge(int lkey, long address, int length) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_SET_SGE.invokeExact(setSgeOp, qpx, lkey, address, length);
         } catch (Throwable t) {
@@ -210,7 +210,7 @@ public final class ExtendedQueuePair {
 
     /** Drops the work requests of the batch ({@code ibv_wr_abort()}). */
     public ExtendedQueuePair abort() {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_ABORT.invokeExact(abortOp, qpx);
         } catch (Throwable t) {
@@ -229,7 +229,7 @@ public final class ExtendedQueuePair {
 
     /** Copies {@code data} into the last work request ({@code ibv_wr_set_inline_data()}). */
     public ExtendedQueuePair setInlineData(MemorySegment data) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_SET_INLINE_DATA.invokeExact(setInlineDataOp, qpx, data, data.byteSize());
         } catch (Throwable t) {
@@ -240,7 +240,7 @@ public final class ExtendedQueuePair {
 
     /** Sets the destination of the last UD work request ({@code ibv_wr_set_ud_addr()}). */
     public ExtendedQueuePair setUdAddress(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        qp.ensureUsable();
+        qp.ensureOpen();
         try {
             WR_SET_UD_ADDR.invokeExact(setUdAddrOp, qpx, ah.handle(), remoteQpn, remoteQkey);
         } catch (Throwable t) {
@@ -255,7 +255,7 @@ public final class ExtendedQueuePair {
      * @throws VerbsException when the provider refuses it (nothing of the batch is posted)
      */
     public void complete() {
-        qp.ensureUsable();
+        qp.ensureOpen();
         int rc;
         try {
             rc = (int) WR_COMPLETE.invokeExact(completeOp, qpx);

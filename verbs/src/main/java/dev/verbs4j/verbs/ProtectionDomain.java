@@ -1,6 +1,5 @@
 package dev.verbs4j.verbs;
 
-import dev.verbs4j.bindings.ibv_mr;
 import dev.verbs4j.bindings.ibv_pd;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.internal.Ibv;
@@ -119,9 +118,6 @@ public final class ProtectionDomain extends NativeResource {
         return pd;
     }
 
-    static long mrSize() {
-        return ibv_mr.sizeof();
-    }
 
     @Override
     protected void destroy() {

@@ -128,10 +128,6 @@ public final class QueuePair extends NativeResource {
         return extended;
     }
 
-    void ensureUsable() {
-        ensureOpen();
-    }
-
     /** The queue pair number. */
     public int qpNum() {
         return qpNum;

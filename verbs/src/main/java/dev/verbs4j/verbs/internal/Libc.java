@@ -27,8 +27,6 @@ public final class Libc {
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
     private static final MethodHandle EVENTFD = Native.downcallWithErrno(symbol("eventfd"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-    private static final MethodHandle READ = Native.downcallWithErrno(symbol("read"),
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     private static final MethodHandle WRITE = Native.downcallWithErrno(symbol("write"),
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     private static final MethodHandle CLOSE = Native.downcallWithErrno(symbol("close"),
@@ -77,7 +75,7 @@ public final class Libc {
                 return -1;
             }
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Ibv.unchecked(t);
         }
     }
 
@@ -91,36 +89,29 @@ public final class Libc {
             }
             return fd;
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Ibv.unchecked(t);
         }
     }
 
     /** Adds 1 to an eventfd, making it readable. */
     public static void signal(int eventFd) {
-        transfer(WRITE, eventFd);
-    }
-
-    /** Reads (and so resets) an eventfd; does nothing when it is not readable. */
-    public static void drain(int eventFd) {
-        transfer(READ, eventFd);
-    }
-
-    private static void transfer(MethodHandle op, int fd) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
             value.set(ValueLayout.JAVA_LONG, 0, 1L);
-            long ignored = (long) op.invokeExact(Native.captureSegment(arena), fd, value, 8L);
+            long ignored = (long) WRITE.invokeExact(Native.captureSegment(arena), eventFd, value, 8L);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Ibv.unchecked(t);
         }
     }
+
+
 
     /** Closes a file descriptor. */
     public static void close(int fd) {
         try (Arena arena = Arena.ofConfined()) {
             int ignored = (int) CLOSE.invokeExact(Native.captureSegment(arena), fd);
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Ibv.unchecked(t);
         }
     }
 
@@ -137,17 +128,8 @@ public final class Libc {
                 throw new IllegalStateException("fcntl(F_SETFL) failed: errno " + Native.errno(capture));
             }
         } catch (Throwable t) {
-            throw unchecked(t);
+            throw Ibv.unchecked(t);
         }
     }
 
-    private static RuntimeException unchecked(Throwable t) {
-        if (t instanceof RuntimeException r) {
-            return r;
-        }
-        if (t instanceof Error e) {
-            throw e;
-        }
-        return new IllegalStateException(t);
-    }
 }

@@ -32,10 +32,6 @@ public final class Native {
         return LINKER.downcallHandle(address, descriptor, CAPTURE_ERRNO);
     }
 
-    /** A handle on {@code address} for a short, non-blocking data-path call. */
-    public static MethodHandle downcallCritical(MemorySegment address, FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(address, descriptor, Linker.Option.critical(false));
-    }
 
     /** A handle whose first parameter is the function pointer to call (for provider ops tables). */
     public static MethodHandle downcallPointer(FunctionDescriptor descriptor, boolean critical) {
@@ -76,8 +72,4 @@ public final class Native {
         return MemorySegment.ofArray(new long[(int) ((size + 7) / 8)]).asSlice(0, size).copyFrom(struct);
     }
 
-    /** Reads a NUL-terminated C string at {@code pointer} (at most {@code max} bytes). */
-    public static String cString(MemorySegment pointer, long max) {
-        return pointer.reinterpret(max).getString(0);
-    }
 }
