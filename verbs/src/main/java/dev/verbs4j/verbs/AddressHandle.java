@@ -46,6 +46,7 @@ public final class AddressHandle extends NativeResource {
         return destination;
     }
 
+    @Override
     MemorySegment handle() {
         ensureOpen();
         return ah;

@@ -113,6 +113,7 @@ public final class CompletionChannel extends NativeResource {
         queues.remove(address);
     }
 
+    @Override
     MemorySegment handle() {
         ensureOpen();
         return channel;

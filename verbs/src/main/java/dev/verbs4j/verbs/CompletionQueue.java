@@ -157,6 +157,7 @@ public final class CompletionQueue extends NativeResource {
         return context;
     }
 
+    @Override
     MemorySegment handle() {
         ensureOpen();
         return cq;

@@ -42,9 +42,12 @@ public final class Context extends NativeResource {
     private final AtomicInteger asyncWaiters = new AtomicInteger();
     private final int wakeFd;
 
-    private Context(Device device, MemorySegment context) {
+    private final boolean owned;
+
+    private Context(Device device, MemorySegment context, boolean owned) {
         super(null);
         this.device = device;
+        this.owned = owned;
         this.context = context;
         this.wakeFd = Libc.eventfd();
         Libc.setNonBlocking(ibv_context.async_fd(context), true);
@@ -91,7 +94,7 @@ public final class Context extends NativeResource {
             if (ctx.equals(MemorySegment.NULL)) {
                 throw new VerbsException("ibv_open_device", Native.errno(capture), device.name());
             }
-            return new Context(device, Native.sized(ctx, ibv_context.sizeof()));
+            return new Context(device, Native.sized(ctx, ibv_context.sizeof()), true);
         }
     }
 
@@ -378,6 +381,13 @@ public final class Context extends NativeResource {
         objects.remove(address);
     }
 
+    /** A context on an {@code ibv_context} that somebody else (librdmacm) opened and closes. */
+    static Context borrow(MemorySegment ibvContext) {
+        MemorySegment ctx = Native.sized(ibvContext, ibv_context.sizeof());
+        return new Context(Device.describe(Native.sized(ibv_context.device(ctx), ibv_device.sizeof())), ctx, false);
+    }
+
+    @Override
     MemorySegment handle() {
         ensureOpen();
         return context;
@@ -413,8 +423,10 @@ public final class Context extends NativeResource {
             Thread.yield();
         }
         Libc.close(wakeFd);
-        int rc = rdma_core_h.ibv_close_device(context);
-        Ibv.check(rc, "ibv_close_device", name());
+        if (owned) {
+            int rc = rdma_core_h.ibv_close_device(context);
+            Ibv.check(rc, "ibv_close_device", name());
+        }
     }
 
     @Override

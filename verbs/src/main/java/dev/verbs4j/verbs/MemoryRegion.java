@@ -118,6 +118,7 @@ public final class MemoryRegion extends NativeResource {
         this.rkey = ibv_mr.rkey(mr);
     }
 
+    @Override
     MemorySegment handle() {
         ensureOpen();
         return mr;

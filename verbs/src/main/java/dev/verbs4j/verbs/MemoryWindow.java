@@ -103,6 +103,7 @@ public final class MemoryWindow extends NativeResource {
         }
     }
 
+    @Override
     MemorySegment handle() {
         ensureOpen();
         return mw;

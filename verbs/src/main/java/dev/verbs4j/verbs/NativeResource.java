@@ -1,5 +1,8 @@
 package dev.verbs4j.verbs;
 
+import dev.verbs4j.verbs.internal.VerbsAccess;
+
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -14,6 +17,10 @@ import java.util.Set;
  * takes no lock: stop the threads that post and poll before closing the objects they use.
  */
 public abstract class NativeResource implements AutoCloseable {
+
+    static {
+        VerbsAccess.install(new Bridge());
+    }
 
     private final NativeResource parent;
     private final Set<NativeResource> children = new LinkedHashSet<>();
@@ -88,6 +95,11 @@ public abstract class NativeResource implements AutoCloseable {
         return closed;
     }
 
+    /** The native object (for the connection manager); objects without one throw. */
+    MemorySegment handle() {
+        throw new UnsupportedOperationException(describe() + " has no native handle");
+    }
+
     /** Frees the native object; called once, after every child has been closed. */
     protected abstract void destroy();
 
@@ -141,6 +153,24 @@ public abstract class NativeResource implements AutoCloseable {
         }
         if (failure != null) {
             throw failure;
+        }
+    }
+
+    private static final class Bridge implements VerbsAccess.Bridge {
+        @Override
+        public MemorySegment handle(NativeResource resource) {
+            resource.ensureOpen();
+            return resource.handle();
+        }
+
+        @Override
+        public Context borrowContext(MemorySegment ibvContext) {
+            return Context.borrow(ibvContext);
+        }
+
+        @Override
+        public QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init, VerbsAccess.QueuePairFactory factory) {
+            return new QueuePair(pd, init, factory);
         }
     }
 

@@ -113,6 +113,7 @@ public final class ProtectionDomain extends NativeResource {
         return segment;
     }
 
+    @Override
     MemorySegment handle() {
         ensureOpen();
         return pd;

@@ -12,6 +12,7 @@ import dev.verbs4j.verbs.internal.ExtendedOps;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Native;
+import dev.verbs4j.verbs.internal.VerbsAccess;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -49,11 +50,18 @@ public final class QueuePair extends NativeResource {
     private static final int INIT_ATTR_SEND_OPS_FLAGS = 1 << 6;
 
     private final ExtendedQueuePair extended;
+    private final VerbsAccess.QueuePairFactory factory;
     private volatile QpState state = QpState.RESET;
     private int port = 1;
 
     QueuePair(ProtectionDomain pd, QueuePairInit init) {
+        this(pd, init, null);
+    }
+
+    /** A queue pair made by {@code factory} (the connection manager's), or by libibverbs when null. */
+    QueuePair(ProtectionDomain pd, QueuePairInit init, VerbsAccess.QueuePairFactory factory) {
         super(pd);
+        this.factory = factory;
         this.pd = pd;
         this.type = init.type();
         if (init.sendCq().context() != pd.context() || init.recvCq().context() != pd.context()) {
@@ -83,6 +91,10 @@ public final class QueuePair extends NativeResource {
                 ibv_qp_init_attr_ex.comp_mask(attr, INIT_ATTR_PD | INIT_ATTR_SEND_OPS_FLAGS);
                 ibv_qp_init_attr_ex.pd(attr, pd.handle());
                 ibv_qp_init_attr_ex.send_ops_flags(attr, init.sendOps());
+            }
+            if (factory != null) {
+                this.qp = Native.sized(factory.create(attr, extended), ibv_qp.sizeof());
+            } else if (extended) {
                 this.qp = createExtended(pd.context(), attr, what);
             } else {
                 this.qp = Ibv.create(Ibv.CREATE_QP, "ibv_create_qp", what, ibv_qp.sizeof(), pd.handle(), attr);
@@ -107,6 +119,9 @@ public final class QueuePair extends NativeResource {
             dependOn(init.srq());
         }
         pd.context().track(qp.address(), this);
+        if (factory != null) {
+            queryState();
+        }
     }
 
     private static MemorySegment createExtended(Context context, MemorySegment attr, String what) {
@@ -138,7 +153,10 @@ public final class QueuePair extends NativeResource {
         return type;
     }
 
-    /** The state as of the last transition made through this object. */
+    /**
+     * The state as of the last transition made through this object (or, for a queue pair the
+     * connection manager drives, as of the last {@link #queryState()}).
+     */
     public QpState state() {
         return state;
     }
@@ -355,6 +373,7 @@ public final class QueuePair extends NativeResource {
                 + " (max_send_wr " + maxSendWr + ", max_send_sge " + maxSendSge + ", max_inline_data " + maxInlineData + ")");
     }
 
+    @Override
     MemorySegment handle() {
         ensureOpen();
         return qp;
@@ -363,7 +382,11 @@ public final class QueuePair extends NativeResource {
     @Override
     protected void destroy() {
         pd.context().untrack(qp.address());
-        Ibv.check(rdma_core_h.ibv_destroy_qp(qp), "ibv_destroy_qp", describe());
+        if (factory != null) {
+            factory.destroy(qp);
+        } else {
+            Ibv.check(rdma_core_h.ibv_destroy_qp(qp), "ibv_destroy_qp", describe());
+        }
     }
 
     @Override

@@ -84,6 +84,7 @@ public final class SharedReceiveQueue extends NativeResource {
         }
     }
 
+    @Override
     MemorySegment handle() {
         ensureOpen();
         return srq;
