@@ -19,7 +19,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
 /**
- * A queue pair ({@code struct ibv_qp}, from {@code ibv_create_qp()}): RC, UC or UD. Typed
+ * A queue pair ({@code struct ibv_qp}, from {@code ibv_create_qp()}): RC, UC or UD, or the two
+ * sides of XRC: {@link QpType#XRC_SEND} (from {@link ProtectionDomain#createQueuePair}, as {@code
+ * ibv_create_qp_ex()} with {@code IBV_QP_INIT_ATTR_PD} makes it) and {@link QpType#XRC_RECV} (from
+ * {@link XrcDomain#createReceiveQueuePair()}, owned by that domain, without a protection domain). Typed
  * transitions ({@link #init}, {@link #readyToReceive}, {@link #readyToSend}, {@link #toError},
  * {@link #reset}) set the attribute masks each type needs; {@link #modify} takes any. {@link
  * #postSend} and {@link #postReceive} call the provider's operations directly and allocate
@@ -35,6 +38,7 @@ public final class QueuePair extends NativeResource {
     public static final int DEFAULT_QKEY = 0x11111111;
 
     private final ProtectionDomain pd;
+    private final Context context;
     private final QpType type;
     private final MemorySegment qp;
     private final MemorySegment postSendOp;
@@ -46,8 +50,10 @@ public final class QueuePair extends NativeResource {
     private final int maxRecvSge;
     private final int maxInlineData;
     private static final MethodHandle CREATE_QP_EX = Native.downcallPointerWithErrno(verbs_context.create_qp_ex.descriptor());
-    private static final int INIT_ATTR_PD = 1;
-    private static final int INIT_ATTR_SEND_OPS_FLAGS = 1 << 6;
+    /** {@code IBV_QP_INIT_ATTR_*} bits of {@code ibv_create_qp_ex()}. */
+    static final int INIT_ATTR_PD = 1;
+    static final int INIT_ATTR_XRCD = 1 << 1;
+    static final int INIT_ATTR_SEND_OPS_FLAGS = 1 << 6;
 
     private final ExtendedQueuePair extended;
     private final VerbsAccess.QueuePairFactory factory;
@@ -63,16 +69,24 @@ public final class QueuePair extends NativeResource {
         super(pd);
         this.factory = factory;
         this.pd = pd;
+        this.context = pd.context();
         this.type = init.type();
-        if (init.sendCq().context() != pd.context() || init.recvCq().context() != pd.context()) {
+        // an XRC send queue pair has no receive side: its messages land in the peer's XRC SRQs
+        boolean receives = type != QpType.XRC_SEND;
+        if (init.sendCq().context() != pd.context() || (receives && init.recvCq().context() != pd.context())) {
             throw new IllegalArgumentException("the completion queues belong to another context");
+        }
+        if (!receives && init.srq() != null) {
+            throw new IllegalArgumentException("an XRC send queue pair has no receive side: no shared receive queue");
         }
         try (Arena arena = Arena.ofConfined()) {
             boolean extended = init.sendOps() != 0;
             MemorySegment attr = arena.allocate(extended ? ibv_qp_init_attr_ex.layout() : ibv_qp_init_attr.layout());
             // ibv_qp_init_attr is the prefix of ibv_qp_init_attr_ex: the common fields are written alike.
             ibv_qp_init_attr.send_cq(attr, init.sendCq().handle());
-            ibv_qp_init_attr.recv_cq(attr, init.recvCq().handle());
+            if (receives) {
+                ibv_qp_init_attr.recv_cq(attr, init.recvCq().handle());
+            }
             ibv_qp_init_attr.qp_type(attr, type.code());
             if (init.srq() != null) {
                 ibv_qp_init_attr.srq(attr, init.srq().handle());
@@ -80,12 +94,14 @@ public final class QueuePair extends NativeResource {
             ibv_qp_init_attr.sq_sig_all(attr, init.signalAll() ? 1 : 0);
             MemorySegment cap = ibv_qp_init_attr.cap(attr);
             ibv_qp_cap.max_send_wr(cap, init.maxSendWr());
-            ibv_qp_cap.max_recv_wr(cap, init.maxRecvWr());
+            int recvWr = receives ? init.maxRecvWr() : 0;
+            int recvSge = receives ? init.maxRecvSge() : 0;
+            ibv_qp_cap.max_recv_wr(cap, recvWr);
             ibv_qp_cap.max_send_sge(cap, init.maxSendSge());
-            ibv_qp_cap.max_recv_sge(cap, init.maxRecvSge());
+            ibv_qp_cap.max_recv_sge(cap, recvSge);
             ibv_qp_cap.max_inline_data(cap, init.maxInlineData());
             String what = type + " QP on " + pd.context().name() + " (send_wr " + init.maxSendWr() + ", recv_wr "
-                    + init.maxRecvWr() + ", send_sge " + init.maxSendSge() + ", recv_sge " + init.maxRecvSge()
+                    + recvWr + ", send_sge " + init.maxSendSge() + ", recv_sge " + recvSge
                     + ", inline " + init.maxInlineData() + (extended ? ", send ops 0x" + Long.toHexString(init.sendOps()) : "") + ")";
             if (extended) {
                 ibv_qp_init_attr_ex.comp_mask(attr, INIT_ATTR_PD | INIT_ATTR_SEND_OPS_FLAGS);
@@ -97,7 +113,10 @@ public final class QueuePair extends NativeResource {
             } else if (extended) {
                 this.qp = createExtended(pd.context(), attr, what);
             } else {
-                this.qp = Ibv.create(Ibv.CREATE_QP, "ibv_create_qp", what, ibv_qp.sizeof(), pd.handle(), attr);
+                // ibv_create_qp_ex() with IBV_QP_INIT_ATTR_PD alone is ibv_create_qp() (verbs.h); XRC send
+                // queue pairs are named by the verb that C programs create them with
+                String verb = type == QpType.XRC_SEND ? "ibv_create_qp_ex" : "ibv_create_qp";
+                this.qp = Ibv.create(Ibv.CREATE_QP, verb, what, ibv_qp.sizeof(), pd.handle(), attr);
             }
             this.maxSendWr = ibv_qp_cap.max_send_wr(cap);
             this.maxRecvWr = ibv_qp_cap.max_recv_wr(cap);
@@ -112,7 +131,7 @@ public final class QueuePair extends NativeResource {
         this.extended = init.sendOps() != 0 ? new ExtendedQueuePair(this, qp) : null;
         attach();
         dependOn(init.sendCq());
-        if (init.recvCq() != init.sendCq()) {
+        if (receives && init.recvCq() != init.sendCq()) {
             dependOn(init.recvCq());
         }
         if (init.srq() != null) {
@@ -122,6 +141,38 @@ public final class QueuePair extends NativeResource {
         if (factory != null) {
             queryState();
         }
+    }
+
+    /**
+     * An XRC receive queue pair in {@code xrcd} ({@code ibv_create_qp_ex()} with {@code
+     * IBV_QP_INIT_ATTR_XRCD}): no completion queues, no work queues of its own; what it receives
+     * lands in the XRC shared receive queue the sender names.
+     */
+    QueuePair(XrcDomain xrcd) {
+        super(xrcd);
+        this.factory = null;
+        this.pd = null;
+        this.context = xrcd.context();
+        this.type = QpType.XRC_RECV;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_init_attr_ex.layout());
+            ibv_qp_init_attr_ex.qp_type(attr, type.code());
+            ibv_qp_init_attr_ex.comp_mask(attr, INIT_ATTR_XRCD);
+            ibv_qp_init_attr_ex.xrcd(attr, xrcd.handle());
+            this.qp = createExtended(context, attr, type + " QP in " + xrcd.describe());
+        }
+        this.maxSendWr = 0;
+        this.maxRecvWr = 0;
+        this.maxSendSge = 0;
+        this.maxRecvSge = 0;
+        this.maxInlineData = 0;
+        this.qpNum = ibv_qp.qp_num(qp);
+        MemorySegment ops = ibv_context.ops(context.handle());
+        this.postSendOp = ibv_context_ops.post_send(ops);
+        this.postRecvOp = ibv_context_ops.post_recv(ops);
+        this.extended = null;
+        attach();
+        context.track(qp.address(), this);
     }
 
     private static MemorySegment createExtended(Context context, MemorySegment attr, String what) {
@@ -161,7 +212,7 @@ public final class QueuePair extends NativeResource {
         return state;
     }
 
-    /** The protection domain. */
+    /** The protection domain; null for an {@link QpType#XRC_RECV} queue pair, which belongs to an {@link XrcDomain}. */
     public ProtectionDomain protectionDomain() {
         return pd;
     }
@@ -246,8 +297,8 @@ public final class QueuePair extends NativeResource {
 
     /**
      * INIT → RTR towards {@code remote}. Connected QPs use the port's active MTU, a GRH from local
-     * GID {@code sgidIndex} when the remote GID is not zero, and (RC) up to 16 incoming reads and a
-     * 0.01 ms minimum RNR timer; UD QPs need no remote.
+     * GID {@code sgidIndex} when the remote GID is not zero, and (RC, XRC receive) up to 16 incoming
+     * reads and a 0.01 ms minimum RNR timer; UD QPs need no remote.
      */
     public void readyToReceive(QueuePairEndpoint remote, int sgidIndex) {
         if (type == QpType.UD) {
@@ -256,12 +307,12 @@ public final class QueuePair extends NativeResource {
         }
         QueuePairAttributes a = new QueuePairAttributes().state(QpState.RTR);
         if (type != QpType.UD) {
-            Mtu mtu = pd.context().queryPort(port).activeMtu();
+            Mtu mtu = context.queryPort(port).activeMtu();
             AddressVector av = remote.gid().isZero()
                     ? AddressVector.local(port, remote.lid())
                     : AddressVector.global(port, remote.gid(), sgidIndex);
             a.addressVector(av).pathMtu(mtu).destQpn(remote.qpn()).rqPsn(remote.psn());
-            if (type == QpType.RC) {
+            if (type == QpType.RC || type == QpType.XRC_RECV) {
                 a.maxDestRdAtomic(readAtomicDepth()).minRnrTimer(12);
             }
         }
@@ -277,18 +328,23 @@ public final class QueuePair extends NativeResource {
     }
 
     /**
-     * RTR → RTS with send PSN {@code psn}; RC QPs retry 7 times, RNR-retry 7 times (without limit),
-     * with a 14 (67 ms) ACK timeout.
+     * RTR → RTS with send PSN {@code psn}; RC and XRC send QPs retry 7 times, RNR-retry 7 times
+     * (without limit), with a 14 (67 ms) ACK timeout; XRC receive QPs get that timeout.
      */
     public void readyToSend(int psn) {
         readyToSend(psn, 14, 7, 7);
     }
 
-    /** RTR → RTS with the RC timeout, retry and RNR-retry counts given (ignored for UC and UD). */
+    /**
+     * RTR → RTS with the RC timeout, retry and RNR-retry counts given (for RC and XRC send QPs;
+     * XRC receive QPs take the timeout only; UC and UD none).
+     */
     public void readyToSend(int psn, int timeout, int retryCount, int rnrRetry) {
         QueuePairAttributes a = new QueuePairAttributes().state(QpState.RTS).sqPsn(psn);
-        if (type == QpType.RC) {
+        if (type == QpType.RC || type == QpType.XRC_SEND) {
             a.timeout(timeout).retryCount(retryCount).rnrRetry(rnrRetry).maxRdAtomic(readAtomicDepth());
+        } else if (type == QpType.XRC_RECV) {
+            a.timeout(timeout);
         }
         modify(a);
     }
@@ -298,7 +354,7 @@ public final class QueuePair extends NativeResource {
      * Context#preferredGidIndex}: RoCE v2 with the local IPv4 address where there is one).
      */
     public void readyToReceive(QueuePairEndpoint remote) {
-        readyToReceive(remote, pd.context().preferredGidIndex(port));
+        readyToReceive(remote, context.preferredGidIndex(port));
     }
 
     /** RESET → INIT → RTR → RTS towards {@code remote} from the port's preferred GID, sending from {@code psn}. */
@@ -327,17 +383,16 @@ public final class QueuePair extends NativeResource {
 
     /** This QP's endpoint for the peer with the port's preferred GID. */
     public QueuePairEndpoint localEndpoint(int psn) {
-        return localEndpoint(pd.context().preferredGidIndex(port), psn);
+        return localEndpoint(context.preferredGidIndex(port), psn);
     }
 
     /** This QP's endpoint for the peer: the port's LID, the QPN, {@code psn}, GID {@code gidIndex}. */
     public QueuePairEndpoint localEndpoint(int gidIndex, int psn) {
-        Context ctx = pd.context();
-        return new QueuePairEndpoint(ctx.queryPort(port).lid(), qpNum, psn & 0xffffff, ctx.queryGid(port, gidIndex));
+        return new QueuePairEndpoint(context.queryPort(port).lid(), qpNum, psn & 0xffffff, context.queryGid(port, gidIndex));
     }
 
     private int readAtomicDepth() {
-        return Math.max(1, Math.min(16, pd.context().queryDevice().maxQpRdAtom()));
+        return Math.max(1, Math.min(16, context.queryDevice().maxQpRdAtom()));
     }
 
     /**
@@ -381,7 +436,7 @@ public final class QueuePair extends NativeResource {
 
     @Override
     protected void destroy() {
-        pd.context().untrack(qp.address());
+        context.untrack(qp.address());
         if (factory != null) {
             factory.destroy(qp);
         } else {
@@ -391,6 +446,6 @@ public final class QueuePair extends NativeResource {
 
     @Override
     protected String describe() {
-        return type + " QP 0x" + Integer.toHexString(qpNum) + " on " + pd.context().name();
+        return type + " QP 0x" + Integer.toHexString(qpNum) + " on " + context.name();
     }
 }

@@ -22,16 +22,32 @@ public final class QueuePairInit {
 
     private QueuePairInit(QpType type, CompletionQueue sendCq, CompletionQueue recvCq) {
         this.type = Objects.requireNonNull(type, "type");
+        if (type == QpType.XRC_RECV) {
+            throw new IllegalArgumentException("XRC receive queue pairs have no completion queues and belong to an XRC"
+                    + " domain: create them with XrcDomain.createReceiveQueuePair()");
+        }
         this.sendCq = Objects.requireNonNull(sendCq, "sendCq");
         this.recvCq = Objects.requireNonNull(recvCq, "recvCq");
     }
 
-    /** A queue pair of {@code type} completing sends on {@code sendCq} and receives on {@code recvCq}. */
+    /**
+     * A queue pair of {@code type} completing sends on {@code sendCq} and receives on {@code
+     * recvCq}. An {@link QpType#XRC_SEND} queue pair has no receive side: {@code recvCq} and the
+     * receive capacities are not used.
+     *
+     * @throws IllegalArgumentException for {@link QpType#XRC_RECV}, which {@link
+     *                                  XrcDomain#createReceiveQueuePair()} creates
+     */
     public static QueuePairInit of(QpType type, CompletionQueue sendCq, CompletionQueue recvCq) {
         return new QueuePairInit(type, sendCq, recvCq);
     }
 
-    /** A queue pair of {@code type} with one completion queue for both directions. */
+    /**
+     * A queue pair of {@code type} with one completion queue for both directions.
+     *
+     * @throws IllegalArgumentException for {@link QpType#XRC_RECV}, which {@link
+     *                                  XrcDomain#createReceiveQueuePair()} creates
+     */
     public static QueuePairInit of(QpType type, CompletionQueue cq) {
         return new QueuePairInit(type, cq, cq);
     }

@@ -30,6 +30,8 @@ public final class SendRequest {
     private static final long UD_AH = WR + ibv_send_wr.wr.ud$offset() + ibv_send_wr.wr.ud.ah$offset();
     private static final long UD_REMOTE_QPN = WR + ibv_send_wr.wr.ud$offset() + ibv_send_wr.wr.ud.remote_qpn$offset();
     private static final long UD_REMOTE_QKEY = WR + ibv_send_wr.wr.ud$offset() + ibv_send_wr.wr.ud.remote_qkey$offset();
+    private static final long XRC_REMOTE_SRQN = ibv_send_wr.qp_type$offset() + ibv_send_wr.qp_type.xrc$offset()
+            + ibv_send_wr.qp_type.xrc.remote_srqn$offset();
     private static final long BIND_MW = ibv_send_wr.bind_mw$offset();
     private static final long BIND_MW_MW = BIND_MW + ibv_send_wr.bind_mw.mw$offset();
     private static final long BIND_MW_RKEY = BIND_MW + ibv_send_wr.bind_mw.rkey$offset();
@@ -160,6 +162,21 @@ public final class SendRequest {
         wrs.set(ValueLayout.ADDRESS, base + UD_AH, ah.handle());
         wrs.set(ValueLayout.JAVA_INT, base + UD_REMOTE_QPN, remoteQpn);
         wrs.set(ValueLayout.JAVA_INT, base + UD_REMOTE_QKEY, remoteQkey);
+        return this;
+    }
+
+    /**
+     * Sets the XRC shared receive queue this request goes to on the peer ({@code
+     * qp_type.xrc.remote_srqn}): its {@link SharedReceiveQueue#srqNumber()}. Needed by every request
+     * posted on an {@link QpType#XRC_SEND} queue pair; other queue pairs ignore it.
+     *
+     * @throws IllegalArgumentException when {@code srqNumber} does not fit the 24 bits of an SRQ number
+     */
+    public SendRequest xrcRemoteSrqNumber(int srqNumber) {
+        if ((srqNumber & ~0xffffff) != 0) {
+            throw new IllegalArgumentException("an SRQ number has 24 bits, got 0x" + Integer.toHexString(srqNumber));
+        }
+        wrs.set(ValueLayout.JAVA_INT, base + XRC_REMOTE_SRQN, srqNumber);
         return this;
     }
 

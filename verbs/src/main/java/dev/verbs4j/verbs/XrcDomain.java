@@ -10,11 +10,16 @@ import dev.verbs4j.verbs.internal.Native;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.util.Objects;
 
 /**
  * An XRC domain ({@code struct ibv_xrcd}, from {@code ibv_open_xrcd()} through the provider's
  * extended operations). Devices without XRC (Soft-RoCE among them) refuse it with {@code
- * EOPNOTSUPP}. Owned by its {@link Context}; closing it calls {@code ibv_close_xrcd()}.
+ * EOPNOTSUPP}. In it live the XRC shared receive queues ({@link #createSharedReceiveQueue}) and
+ * the XRC receive queue pairs ({@link #createReceiveQueuePair()}); the sending side is an {@link
+ * QpType#XRC_SEND} queue pair of a {@link ProtectionDomain}, whose requests name the target queue
+ * with {@link SendRequest#xrcRemoteSrqNumber}. Owned by its {@link Context}; closing it closes those
+ * queues and queue pairs first, then calls {@code ibv_close_xrcd()}.
  */
 public final class XrcDomain extends NativeResource {
 
@@ -42,6 +47,54 @@ public final class XrcDomain extends NativeResource {
                     "ibv_open_xrcd", context.name() + " (XRC)", ibv_xrcd.sizeof(), context.handle(), attr);
         }
         attach();
+    }
+
+    /** The context this domain belongs to. */
+    public Context context() {
+        return context;
+    }
+
+    /**
+     * Creates an XRC shared receive queue of {@code maxWr} requests with {@code maxSge} entries
+     * each, in this domain and {@code pd}, completing on {@code cq} ({@code ibv_create_srq_ex()}
+     * with {@code IBV_SRQT_XRC}). The queue belongs to {@code pd} and closes before this domain and
+     * {@code cq}; senders reach it by its {@link SharedReceiveQueue#srqNumber()}.
+     *
+     * @throws NullPointerException     when {@code pd} or {@code cq} is null
+     * @throws IllegalArgumentException when they belong to another context, or a size is below 1
+     * @throws IllegalStateException    when this domain, {@code pd} or {@code cq} is closed
+     * @throws VerbsException           naming {@code ibv_create_srq_ex} and the errno when the provider refuses
+     */
+    public SharedReceiveQueue createSharedReceiveQueue(ProtectionDomain pd, CompletionQueue cq, int maxWr, int maxSge) {
+        ensureOpen();
+        Objects.requireNonNull(pd, "pd");
+        Objects.requireNonNull(cq, "cq");
+        if (pd.context() != context || cq.context() != context) {
+            throw new IllegalArgumentException("the protection domain and completion queue of an XRC SRQ must belong to "
+                    + context.name() + ", as this domain does");
+        }
+        return new SharedReceiveQueue(pd, this, cq, maxWr, maxSge);
+    }
+
+    /**
+     * Creates an XRC receive queue pair in this domain ({@code ibv_create_qp_ex()} with {@code
+     * IBV_QP_INIT_ATTR_XRCD}): it has no completion queues and no work queues; connected to an XRC
+     * send queue pair (through {@link QueuePair#init}, {@link QueuePair#readyToReceive} and {@link
+     * QueuePair#readyToSend}), it delivers that peer's messages to the XRC shared receive queue each
+     * names. Owned by this domain, which closes it first.
+     *
+     * @throws IllegalStateException when this domain is closed
+     * @throws VerbsException        naming {@code ibv_create_qp_ex} and the errno when the provider refuses
+     */
+    public QueuePair createReceiveQueuePair() {
+        ensureOpen();
+        return new QueuePair(this);
+    }
+
+    @Override
+    MemorySegment handle() {
+        ensureOpen();
+        return xrcd;
     }
 
     @Override

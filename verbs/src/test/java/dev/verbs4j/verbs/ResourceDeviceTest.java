@@ -49,6 +49,36 @@ class ResourceDeviceTest {
             assertThatThrownBy(ctx::openXrcDomain).isInstanceOf(VerbsException.class)
                     .satisfies(e -> assertThat(((VerbsException) e).errno()).isIn(Errno.EOPNOTSUPP, Errno.ENOSYS))
                     .hasMessageContaining("ibv_open_xrcd");
+
+            CompletionQueue cq = ctx.createCompletionQueue(8);
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            // the send side needs no domain, but rxe (kernel and provider) has no XRC queue pairs either
+            assertThatThrownBy(() -> pd.createQueuePair(QueuePairInit.of(QpType.XRC_SEND, cq).maxSendWr(4)))
+                    .isInstanceOf(VerbsException.class)
+                    .satisfies(e -> {
+                        VerbsException v = (VerbsException) e;
+                        assertThat(v.verb()).isEqualTo("ibv_create_qp_ex");
+                        assertThat(v.errno()).isEqualTo(Errno.EOPNOTSUPP);
+                    })
+                    .hasMessageContaining("ibv_create_qp_ex failed: EOPNOTSUPP")
+                    .hasMessageContaining("XRC_SEND QP on " + ctx.name() + " (send_wr 4, recv_wr 0,");
+            // the receive side and the XRC SRQ live in a domain, which rxe cannot open
+            assertThatThrownBy(() -> QueuePairInit.of(QpType.XRC_RECV, cq)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("XrcDomain.createReceiveQueuePair()");
+            SharedReceiveQueue srq = pd.createSharedReceiveQueue(4, 1);
+            assertThatThrownBy(() -> pd.createQueuePair(QueuePairInit.of(QpType.XRC_SEND, cq).sharedReceiveQueue(srq)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("no receive side");
+            assertThatThrownBy(srq::srqNumber).isInstanceOf(VerbsException.class)
+                    .satisfies(e -> {
+                        VerbsException v = (VerbsException) e;
+                        assertThat(v.verb()).isEqualTo("ibv_get_srq_num");
+                        assertThat(v.errno()).isEqualTo(Errno.EOPNOTSUPP);
+                    });
+            // nothing half-made is left behind: the domain still makes queue pairs and closes cleanly
+            pd.createQueuePair(QueuePairInit.of(QpType.RC, cq).sharedReceiveQueue(srq)).close();
+            srq.close();
+            pd.close();
+            cq.close();
         }
     }
 
