@@ -13,6 +13,7 @@ TB_RESTORE=${TB_RESTORE-} # 1: remember what tb_up changes, for tb_down (host mo
 TB_LO_DEV=rxe_lo TB_LO_ADDR=127.0.0.1
 TB_A_DEV=rxe_a TB_A_NET=v4j_a TB_A_ADDR=198.18.0.1
 TB_B_DEV=rxe_b TB_B_NET=v4j_b TB_B_ADDR=198.18.0.2
+TB_A_MAC=02:76:34:6a:00:01 TB_B_MAC=02:76:34:6a:00:02 # locally administered
 TB_TABLE_A=198 TB_TABLE_B=199 # routing tables for "from A to B" and "from B to A"
 TB_RULE_A="pref 10 iif lo from $TB_A_ADDR to $TB_B_ADDR lookup $TB_TABLE_A"
 TB_RULE_B="pref 11 iif lo from $TB_B_ADDR to $TB_A_ADDR lookup $TB_TABLE_B"
@@ -68,7 +69,9 @@ tb_up() {
 	# look up the local table only after per-pair rules (pref 100 instead of 0),
 	# and route each peer out of its veth end when sent from the other end's
 	# address by this host ("iif lo": packets arriving on the veth still match
-	# the local table and are delivered).
+	# the local table and are delivered).  The peers' neighbour entries are
+	# permanent: the kernel's RDMA address resolution otherwise sees the first
+	# ARP reply only when its timeout expires.
 	for name in net.ipv4.conf.all.accept_local=1 net.ipv4.conf.default.accept_local=1 \
 		net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0; do
 		if [ "$TB_RESTORE" = 1 ]; then
@@ -78,7 +81,7 @@ tb_up() {
 	done
 	printf '%s\n' >"$dir/ip.batch" \
 		"link set lo up" \
-		"link add $TB_A_NET type veth peer name $TB_B_NET" \
+		"link add $TB_A_NET address $TB_A_MAC type veth peer name $TB_B_NET address $TB_B_MAC" \
 		"addr add $TB_A_ADDR/24 dev $TB_A_NET" \
 		"addr add $TB_B_ADDR/24 dev $TB_B_NET" \
 		"link set $TB_A_NET up" \
@@ -88,7 +91,9 @@ tb_up() {
 		"rule add $TB_RULE_A" \
 		"rule add $TB_RULE_B" \
 		"route add $TB_B_ADDR dev $TB_A_NET src $TB_A_ADDR table $TB_TABLE_A" \
-		"route add $TB_A_ADDR dev $TB_B_NET src $TB_B_ADDR table $TB_TABLE_B"
+		"route add $TB_A_ADDR dev $TB_B_NET src $TB_B_ADDR table $TB_TABLE_B" \
+		"neigh replace $TB_B_ADDR lladdr $TB_B_MAC dev $TB_A_NET nud permanent" \
+		"neigh replace $TB_A_ADDR lladdr $TB_A_MAC dev $TB_B_NET nud permanent"
 	[ "$TB_RESTORE" = 1 ] && ip rule show pref 0 | grep -q 'lookup local' && TB_MOVED_LOCAL=1
 	$TB_SUDO ip -batch "$dir/ip.batch" || { echo "ip -batch failed" >&2; return 1; }
 

@@ -70,6 +70,17 @@ public abstract class NativeResource implements AutoCloseable {
         }
     }
 
+    /**
+     * Ends a {@link #dependOn} relation: {@code used} no longer closes this object (for objects
+     * that move, such as a connection id migrated to another event channel).
+     */
+    protected final void stopDependingOn(NativeResource used) {
+        synchronized (owners) {
+            owners.remove(used);
+        }
+        used.forget(this);
+    }
+
     private void adopt(NativeResource child) {
         synchronized (this) {
             ensureOpen();

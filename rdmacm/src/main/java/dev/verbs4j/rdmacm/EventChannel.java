@@ -1,0 +1,233 @@
+package dev.verbs4j.rdmacm;
+
+import dev.verbs4j.bindings.ibv_ah_attr;
+import dev.verbs4j.bindings.ibv_global_route;
+import dev.verbs4j.bindings.rdma_cm_event;
+import dev.verbs4j.bindings.rdma_cm_id;
+import dev.verbs4j.bindings.rdma_conn_param;
+import dev.verbs4j.bindings.rdma_event_channel;
+import dev.verbs4j.bindings.rdma_ud_param;
+import dev.verbs4j.rdmacm.internal.Cma;
+import dev.verbs4j.verbs.AddressVector;
+import dev.verbs4j.verbs.Errno;
+import dev.verbs4j.verbs.Gid;
+import dev.verbs4j.verbs.NativeResource;
+import dev.verbs4j.verbs.VerbsException;
+import dev.verbs4j.verbs.internal.Libc;
+import dev.verbs4j.verbs.internal.Library;
+import dev.verbs4j.verbs.internal.Native;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A connection manager event channel ({@code struct rdma_event_channel}, from {@code
+ * rdma_create_event_channel()}): the queue the events of its {@link CmId}s arrive on. Events are
+ * copied and acknowledged as they are taken ({@link #getEvent}), so an id can always be destroyed.
+ * Its file descriptor is non-blocking and may be watched with poll/epoll. The channel owns its
+ * native object; closing it closes its ids first and wakes threads blocked in {@link #getEvent}.
+ */
+public final class EventChannel extends NativeResource {
+
+    private final MemorySegment channel;
+    private final int fd;
+    private final int wakeFd;
+    private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
+    private final AtomicInteger waiters = new AtomicInteger();
+
+    private EventChannel() {
+        super(null);
+        Library.ensureLoaded();
+        this.channel = Native.sized(Cma.callPointer(Cma.CREATE_EVENT_CHANNEL, "rdma_create_event_channel", "new channel"),
+                rdma_event_channel.sizeof());
+        this.fd = rdma_event_channel.fd(channel);
+        Libc.setNonBlocking(fd, true);
+        this.wakeFd = Libc.eventfd();
+    }
+
+    /**
+     * A new event channel; the caller owns it.
+     *
+     * @throws VerbsException naming {@code rdma_create_event_channel} and errno, e.g. ENODEV when
+     *                        the kernel has no RDMA connection manager
+     */
+    public static EventChannel create() {
+        return new EventChannel();
+    }
+
+    /** A new id on this channel in port space {@code ps}; closed with the channel. */
+    public CmId createId(PortSpace ps) {
+        ensureOpen();
+        return CmId.create(this, ps);
+    }
+
+    /** The channel's file descriptor (non-blocking): readable when an event is pending. */
+    public int fd() {
+        return fd;
+    }
+
+    /**
+     * Waits up to {@code timeout} for the next event and returns it, copied and acknowledged; null
+     * on timeout.
+     *
+     * @throws IllegalStateException when the channel is closed, also while waiting
+     */
+    public CmEvent getEvent(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        waiters.incrementAndGet();
+        try {
+            while (true) {
+                ensureOpen();
+                CmEvent event = tryGetEvent();
+                if (event != null) {
+                    return event;
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return null;
+                }
+                Libc.pollReadable(new int[]{fd, wakeFd}, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+            }
+        } finally {
+            waiters.decrementAndGet();
+        }
+    }
+
+    /** The next event if one is pending (copied and acknowledged), else null, without blocking. */
+    public CmEvent tryGetEvent() {
+        ensureOpen();
+        while (true) {
+            MemorySegment native_;
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+                int rc = Cma.callErrno(Cma.GET_CM_EVENT, channel, out);
+                if (rc < 0) {
+                    if (-rc == Errno.EAGAIN) {
+                        return null;
+                    }
+                    throw new VerbsException("rdma_get_cm_event", -rc, describe());
+                }
+                native_ = Native.sized(out.get(ValueLayout.ADDRESS, 0), rdma_cm_event.sizeof());
+            }
+            CmEvent event;
+            MemorySegment[] orphan = new MemorySegment[1];
+            try {
+                event = copy(native_, orphan);
+            } finally {
+                Cma.call(Cma.ACK_CM_EVENT, "rdma_ack_cm_event", describe(), native_);
+            }
+            if (orphan[0] != null) {
+                // A request for a listener that is being destroyed: refuse the newcomer rather than leak it.
+                Cma.callVoid(Cma.DESTROY_ID, orphan[0]);
+            }
+            if (event != null) {
+                event.id().eventArrived(event);
+                return event;
+            }
+        }
+    }
+
+    private CmEvent copy(MemorySegment ev, MemorySegment[] orphan) {
+        CmEventType type = CmEventType.of(rdma_cm_event.event(ev));
+        int status = rdma_cm_event.status(ev);
+        MemorySegment idPtr = Native.sized(rdma_cm_event.id(ev), rdma_cm_id.sizeof());
+        CmId listener = null;
+        CmId id;
+        if (type == CmEventType.CONNECT_REQUEST) {
+            listener = ids.get(rdma_cm_event.listen_id(ev).address());
+            if (listener == null) {
+                orphan[0] = idPtr;
+                return null;
+            }
+            id = CmId.incoming(this, idPtr, listener);
+        } else {
+            id = ids.get(idPtr.address());
+            if (id == null) {
+                return null; // its id is being destroyed
+            }
+        }
+        boolean ud = rdma_cm_id.qp_type(idPtr) == dev.verbs4j.verbs.QpType.UD.code();
+        MemorySegment param = rdma_cm_event.param(ev);
+        byte[] privateData = new byte[0];
+        ConnectionParameters conn = null;
+        UdParameters datagram = null;
+        if (type != CmEventType.MULTICAST_JOIN && type != CmEventType.MULTICAST_ERROR) {
+            MemorySegment c = rdma_cm_event.param.conn(param);
+            privateData = bytes(rdma_conn_param.private_data(c), Byte.toUnsignedInt(rdma_conn_param.private_data_len(c)));
+        }
+        if (ud) {
+            if (type == CmEventType.ESTABLISHED || type == CmEventType.MULTICAST_JOIN || type == CmEventType.CONNECT_REQUEST) {
+                datagram = udParameters(rdma_cm_event.param.ud(param));
+            }
+        } else if (type == CmEventType.CONNECT_REQUEST || type == CmEventType.CONNECT_RESPONSE
+                || type == CmEventType.ESTABLISHED || type == CmEventType.REJECTED) {
+            MemorySegment c = rdma_cm_event.param.conn(param);
+            conn = new ConnectionParameters(privateData, Byte.toUnsignedInt(rdma_conn_param.responder_resources(c)),
+                    Byte.toUnsignedInt(rdma_conn_param.initiator_depth(c)), rdma_conn_param.flow_control(c) != 0,
+                    Byte.toUnsignedInt(rdma_conn_param.retry_count(c)) & 7, Byte.toUnsignedInt(rdma_conn_param.rnr_retry_count(c)) & 7,
+                    rdma_conn_param.srq(c) != 0, rdma_conn_param.qp_num(c));
+        }
+        return new CmEvent(type, status, id, listener, privateData, conn, datagram);
+    }
+
+    static UdParameters udParameters(MemorySegment ud) {
+        MemorySegment ah = rdma_ud_param.ah_attr(ud);
+        Gid gid = null;
+        int sgid = 0;
+        int hop = 0;
+        int tclass = 0;
+        int flow = 0;
+        if (ibv_ah_attr.is_global(ah) != 0) {
+            MemorySegment grh = ibv_ah_attr.grh(ah);
+            gid = Gid.of(ibv_global_route.dgid(grh).toArray(ValueLayout.JAVA_BYTE));
+            sgid = Byte.toUnsignedInt(ibv_global_route.sgid_index(grh));
+            hop = Byte.toUnsignedInt(ibv_global_route.hop_limit(grh));
+            tclass = Byte.toUnsignedInt(ibv_global_route.traffic_class(grh));
+            flow = ibv_global_route.flow_label(grh);
+        }
+        AddressVector av = new AddressVector(Byte.toUnsignedInt(ibv_ah_attr.port_num(ah)), Short.toUnsignedInt(ibv_ah_attr.dlid(ah)),
+                Byte.toUnsignedInt(ibv_ah_attr.sl(ah)), gid, sgid, hop, tclass, flow);
+        return new UdParameters(av, rdma_ud_param.qp_num(ud), rdma_ud_param.qkey(ud));
+    }
+
+    private static byte[] bytes(MemorySegment p, int len) {
+        if (len == 0 || p.equals(MemorySegment.NULL)) {
+            return new byte[0];
+        }
+        return Native.sized(p, len).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    void register(long address, CmId id) {
+        ids.put(address, id);
+    }
+
+    void unregister(long address) {
+        ids.remove(address);
+    }
+
+    MemorySegment handle_() {
+        ensureOpen();
+        return channel;
+    }
+
+    @Override
+    protected void destroy() {
+        Libc.signal(wakeFd);
+        long until = System.nanoTime() + 5_000_000_000L;
+        while (waiters.get() > 0 && System.nanoTime() < until) {
+            Thread.yield();
+        }
+        Cma.callVoid(Cma.DESTROY_EVENT_CHANNEL, channel);
+        Libc.close(wakeFd);
+    }
+
+    @Override
+    protected String describe() {
+        return "EventChannel fd " + fd;
+    }
+}

@@ -1,0 +1,190 @@
+package dev.verbs4j.rdmacm;
+
+import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.MemoryRegion;
+import dev.verbs4j.verbs.Opcode;
+import dev.verbs4j.verbs.ProtectionDomain;
+import dev.verbs4j.verbs.QpState;
+import dev.verbs4j.verbs.QpType;
+import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.ReceiveRequests;
+import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.SendRequests;
+import dev.verbs4j.verbs.TestBed;
+import dev.verbs4j.verbs.WcStatus;
+import dev.verbs4j.verbs.WorkCompletions;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The asynchronous connection manager API, event by event, between the two test hosts. */
+@Tag(TestBed.TAG)
+@Timeout(120)
+class CmIdDeviceTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    static InetSocketAddress address(TestBed.Host host, int port) throws Exception {
+        return new InetSocketAddress(InetAddress.getByName(host.address()), port);
+    }
+
+    static CmEvent expect(EventChannel channel, CmEventType type) {
+        CmEvent ev = channel.getEvent(WAIT);
+        assertThat(ev).as("event %s within %s", type, WAIT).isNotNull();
+        assertThat(ev.type()).as("event %s", ev).isEqualTo(type);
+        return ev;
+    }
+
+    @Test
+    void connectSendReceiveDisconnect() throws Exception {
+        InetSocketAddress serverAddress = address(TestBed.hostB(), 20_001);
+        try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
+            CmId listener = sch.createId(PortSpace.TCP);
+            listener.bind(serverAddress);
+            listener.listen(4);
+            assertThat(listener.localPort()).isEqualTo(20_001);
+            assertThat(listener.context().name()).isEqualTo(TestBed.hostB().device());
+
+            CmId client = cch.createId(PortSpace.TCP);
+            client.resolveAddress(address(TestBed.hostA(), 0), serverAddress, WAIT);
+            expect(cch, CmEventType.ADDR_RESOLVED);
+            assertThat(client.context().name()).isEqualTo(TestBed.hostA().device());
+            client.resolveRoute(WAIT);
+            expect(cch, CmEventType.ROUTE_RESOLVED);
+            assertThat(client.peerAddress()).isEqualTo(serverAddress);
+
+            ProtectionDomain cpd = client.context().allocateProtectionDomain();
+            CompletionQueue ccq = client.context().createCompletionQueue(16);
+            QueuePair cqp = client.createQueuePair(cpd, QueuePairInit.of(QpType.RC, ccq).maxSendWr(4).maxRecvWr(4));
+            assertThat(cqp.state()).isEqualTo(QpState.INIT);
+            client.connect(ConnectionParameters.DEFAULT.withPrivateData("hello".getBytes(StandardCharsets.US_ASCII)));
+
+            CmEvent request = expect(sch, CmEventType.CONNECT_REQUEST);
+            assertThat(request.listener()).isSameAs(listener);
+            assertThat(new String(request.privateDataTrimmed(), StandardCharsets.US_ASCII)).isEqualTo("hello");
+            CmId server = request.id();
+            assertThat(server.peerAddress().getAddress()).isEqualTo(InetAddress.getByName(TestBed.hostA().address()));
+            ProtectionDomain spd = server.context().allocateProtectionDomain();
+            CompletionQueue scq = server.context().createCompletionQueue(16);
+            QueuePair sqp = server.createQueuePair(spd, QueuePairInit.of(QpType.RC, scq).maxSendWr(4).maxRecvWr(4));
+            MemoryRegion smr = spd.allocateRegion(64, Access.LOCAL_WRITE);
+            try (ReceiveRequests rr = new ReceiveRequests(1, 1); SendRequests sr = new SendRequests(1, 1);
+                 WorkCompletions wcs = new WorkCompletions(4)) {
+                rr.get(0).wrId(7).sge(smr, 0, 64);
+                sqp.postReceive(rr, 1);
+                server.accept(ConnectionParameters.DEFAULT.withPrivateData(new byte[]{1, 2, 3}));
+                CmEvent established = expect(cch, CmEventType.ESTABLISHED);
+                assertThat(established.privateDataTrimmed()).containsExactly(1, 2, 3);
+                expect(sch, CmEventType.ESTABLISHED);
+                assertThat(cqp.queryState()).isEqualTo(QpState.RTS);
+
+                MemoryRegion cmr = cpd.allocateRegion(64, Access.LOCAL_WRITE);
+                cmr.segment().setString(0, "ping over RDMA CM", StandardCharsets.US_ASCII);
+                sr.get(0).wrId(9).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(cmr, 0, 64);
+                cqp.postSend(sr, 1);
+                long deadline = System.nanoTime() + WAIT.toNanos();
+                int got = 0;
+                while (got == 0 && System.nanoTime() < deadline) {
+                    got = ccq.poll(wcs);
+                }
+                assertThat(got).isEqualTo(1);
+                assertThat(wcs.get(0).status()).isEqualTo(WcStatus.SUCCESS);
+                got = 0;
+                while (got == 0 && System.nanoTime() < deadline) {
+                    got = scq.poll(wcs);
+                }
+                assertThat(got).isEqualTo(1);
+                assertThat(wcs.get(0).wrId()).isEqualTo(7);
+                assertThat(smr.segment().getString(0, StandardCharsets.US_ASCII)).isEqualTo("ping over RDMA CM");
+            }
+            // A disconnect completes when both sides have called it: the server answers the request.
+            client.disconnect();
+            expect(sch, CmEventType.DISCONNECTED);
+            server.disconnect();
+            assertThat(sqp.queryState()).isEqualTo(QpState.ERR);
+            expect(cch, CmEventType.DISCONNECTED);
+            server.close();
+            client.close();
+            assertThat(cqp.isClosed()).isTrue();
+            cpd.close();
+            ccq.close();
+            spd.close();
+            scq.close();
+        }
+    }
+
+    @Test
+    void rejectCarriesPrivateData() throws Exception {
+        InetSocketAddress serverAddress = address(TestBed.hostB(), 20_002);
+        try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
+            CmId listener = sch.createId(PortSpace.TCP);
+            listener.bind(serverAddress);
+            listener.listen(1);
+            CmId client = cch.createId(PortSpace.TCP);
+            client.resolveAddress(null, serverAddress, WAIT);
+            expect(cch, CmEventType.ADDR_RESOLVED);
+            client.resolveRoute(WAIT);
+            expect(cch, CmEventType.ROUTE_RESOLVED);
+            ProtectionDomain pd = client.context().allocateProtectionDomain();
+            CompletionQueue cq = client.context().createCompletionQueue(4);
+            client.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq));
+            client.connect(ConnectionParameters.DEFAULT);
+            CmEvent request = expect(sch, CmEventType.CONNECT_REQUEST);
+            request.id().reject("go away".getBytes(StandardCharsets.US_ASCII));
+            CmEvent rejected = expect(cch, CmEventType.REJECTED);
+            assertThat(rejected.status()).isEqualTo(CmEvent.REJECT_CONSUMER);
+            assertThat(new String(rejected.privateDataTrimmed(), StandardCharsets.US_ASCII)).isEqualTo("go away");
+            request.id().close();
+            client.close();
+            pd.close();
+            cq.close();
+        }
+    }
+
+    @Test
+    void connectToPortNobodyListensOnIsRejected() throws Exception {
+        try (EventChannel cch = EventChannel.create()) {
+            CmId client = cch.createId(PortSpace.TCP);
+            client.resolveAddress(null, address(TestBed.hostB(), 20_003), WAIT);
+            expect(cch, CmEventType.ADDR_RESOLVED);
+            client.resolveRoute(WAIT);
+            expect(cch, CmEventType.ROUTE_RESOLVED);
+            ProtectionDomain pd = client.context().allocateProtectionDomain();
+            CompletionQueue cq = client.context().createCompletionQueue(4);
+            client.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq));
+            client.connect(ConnectionParameters.DEFAULT);
+            CmEvent ev = cch.getEvent(WAIT);
+            assertThat(ev).isNotNull();
+            assertThat(ev.type()).isIn(CmEventType.REJECTED, CmEventType.UNREACHABLE);
+            pd.close();
+            cq.close();
+        }
+    }
+
+    @Test
+    void resolveWithoutRouteIsAddrError() throws Exception {
+        try (EventChannel cch = EventChannel.create()) {
+            CmId client = cch.createId(PortSpace.TCP);
+            // TEST-NET-3: no interface or route reaches it inside the test VM
+            try {
+                client.resolveAddress(null, new InetSocketAddress(InetAddress.getByName("203.0.113.7"), 1), Duration.ofSeconds(2));
+                CmEvent ev = cch.getEvent(WAIT);
+                assertThat(ev).isNotNull();
+                assertThat(ev.type()).isEqualTo(CmEventType.ADDR_ERROR);
+                assertThat(ev.status()).isNegative();
+            } catch (dev.verbs4j.verbs.VerbsException e) {
+                assertThat(e.verb()).isEqualTo("rdma_resolve_addr");
+            }
+        }
+    }
+}
