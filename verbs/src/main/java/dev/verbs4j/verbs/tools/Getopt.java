@@ -13,7 +13,7 @@ import java.util.Map;
  * {@code --ib-dev rxe0}, clustered flags ({@code -lv}). Non-option arguments are skipped and
  * collected, in order, as {@link #operands()} (as GNU getopt permutes them to the end).
  */
-final class Getopt {
+public final class Getopt {
 
     private final String program;
     private final String[] args;
@@ -29,7 +29,7 @@ final class Getopt {
      * @param shortOpts getopt's option string ({@code "d:i:lv"})
      * @param longOpts  long options as {@code name:c}, mapping {@code --name} to short option {@code c}
      */
-    Getopt(String program, String[] args, String shortOpts, String... longOpts) {
+    public Getopt(String program, String[] args, String shortOpts, String... longOpts) {
         this.program = program;
         this.args = args;
         this.shortOpts = shortOpts;
@@ -40,7 +40,7 @@ final class Getopt {
     }
 
     /** The argument of the option {@link #next} returned last. */
-    String argument() {
+    public String argument() {
         return argument;
     }
 
@@ -48,12 +48,12 @@ final class Getopt {
      * The non-option arguments seen so far, in order; complete once {@link #next} returned -1
      * (everything after {@code --} included).
      */
-    List<String> operands() {
+    public List<String> operands() {
         return List.copyOf(operands);
     }
 
     /** The next option character, {@code '?'} after printing an error to {@code err}, or -1 at the end. */
-    int next(PrintStream err) {
+    public int next(PrintStream err) {
         argument = null;
         if (cluster == 0) {
             while (index < args.length && (!args[index].startsWith("-") || args[index].equals("-"))) {
@@ -108,6 +108,10 @@ final class Getopt {
             return '?';
         }
         int at = shortOpts.indexOf(c);
+        if (at < 0) {
+            err.print(program + ": option '--" + name + "' is not supported\n");
+            return '?';
+        }
         boolean takesArgument = at + 1 < shortOpts.length() && shortOpts.charAt(at + 1) == ':';
         if (takesArgument) {
             if (eq >= 0) {
@@ -133,7 +137,7 @@ final class Getopt {
     }
 
     /** {@code strtol(s, NULL, 0)} clamped to int: leading blanks, sign, 0x/0 prefixes; 0 when nothing parses. */
-    static int strtol(String s) {
+    public static int strtol(String s) {
         String t = s.stripLeading();
         boolean negative = false;
         if (!t.isEmpty() && (t.charAt(0) == '-' || t.charAt(0) == '+')) {
