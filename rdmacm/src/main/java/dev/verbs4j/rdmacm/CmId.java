@@ -55,6 +55,7 @@ public final class CmId extends NativeResource {
     private volatile EventChannel channel;
     private volatile QueuePair queuePair;
     private volatile CmEventType lastEvent;
+    private volatile boolean listening;
 
     private CmId(EventChannel channel, MemorySegment id, PortSpace portSpace, CmId listener) {
         super(null);
@@ -171,6 +172,7 @@ public final class CmId extends NativeResource {
             throw new IllegalArgumentException("backlog must not be negative, got " + backlog);
         }
         Cma.call(Cma.LISTEN, "rdma_listen", describe(), id, backlog);
+        listening = true;
     }
 
     /**
@@ -181,6 +183,9 @@ public final class CmId extends NativeResource {
         ensureOpen();
         if (channel != null) {
             throw new IllegalStateException(describe() + " is asynchronous: its requests arrive as CONNECT_REQUEST events");
+        }
+        if (!listening) {
+            throw new IllegalStateException(describe() + " does not listen: call listen() before getRequest()");
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
