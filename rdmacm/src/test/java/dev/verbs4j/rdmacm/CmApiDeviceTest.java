@@ -172,15 +172,11 @@ class CmApiDeviceTest {
             CompletableFuture<Void> served = CompletableFuture.runAsync(() -> {
                 try (CmId conn = listener.getRequest()) {
                     String hello = new String(conn.lastPrivateData(), StandardCharsets.US_ASCII).replace("\0", "");
-                    ProtectionDomain pd = conn.context().allocateProtectionDomain();
-                    CompletionQueue cq = conn.context().createCompletionQueue(4);
-                    conn.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq));
-                    conn.accept(ConnectionParameters.DEFAULT);
-                    accepted.complete(hello + " " + conn.queuePair().queryState());
-                    conn.disconnect();
-                    conn.close();
-                    pd.close();
-                    cq.close();
+                    try (RcEnd end = RcEnd.on(conn, 1)) {
+                        conn.accept(ConnectionParameters.DEFAULT);
+                        accepted.complete(hello + " " + end.qp().queryState());
+                        conn.disconnect();
+                    }
                 } catch (RuntimeException e) {
                     accepted.completeExceptionally(e);
                     throw e;
@@ -189,17 +185,13 @@ class CmApiDeviceTest {
             try (AddressInfo active = AddressInfo.resolve(TestBed.hostB().address(), port, 0, PortSpace.TCP);
                  CmId client = CmId.createEndpoint(active.first())) {
                 assertThat(active.first().destination()).isEqualTo(address(TestBed.hostB(), 20_035));
-                ProtectionDomain pd = client.context().allocateProtectionDomain();
-                CompletionQueue cq = client.context().createCompletionQueue(4);
-                client.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq));
-                client.connect(ConnectionParameters.DEFAULT.withPrivateData("sync hello".getBytes(StandardCharsets.US_ASCII)));
-                assertThat(client.queuePair().queryState()).isEqualTo(QpState.RTS);
-                assertThat(accepted.get(60, TimeUnit.SECONDS)).isEqualTo("sync hello RTS");
-                client.disconnect();
-                served.get(60, TimeUnit.SECONDS);
-                client.close();
-                pd.close();
-                cq.close();
+                try (RcEnd end = RcEnd.on(client, 1)) {
+                    client.connect(ConnectionParameters.DEFAULT.withPrivateData("sync hello".getBytes(StandardCharsets.US_ASCII)));
+                    assertThat(end.qp().queryState()).isEqualTo(QpState.RTS);
+                    assertThat(accepted.get(60, TimeUnit.SECONDS)).isEqualTo("sync hello RTS");
+                    client.disconnect();
+                    served.get(60, TimeUnit.SECONDS);
+                }
             }
             assertThatThrownBy(() -> AddressInfo.resolve("no-such-host.invalid", port, 0, PortSpace.TCP))
                     .isInstanceOfSatisfying(VerbsException.class, e -> assertThat(e.verb()).isEqualTo("rdma_getaddrinfo"));
@@ -210,9 +202,7 @@ class CmApiDeviceTest {
     void synchronousConnectToNobodyIsRefused() throws Exception {
         try (AddressInfo active = AddressInfo.resolve(TestBed.hostB().address(), "20036", 0, PortSpace.TCP);
              CmId client = CmId.createEndpoint(active.first())) {
-            ProtectionDomain pd = client.context().allocateProtectionDomain();
-            CompletionQueue cq = client.context().createCompletionQueue(4);
-            client.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq));
+            RcEnd end = RcEnd.on(client, 1);
             long t0 = System.nanoTime();
             assertThatThrownBy(() -> client.connect(ConnectionParameters.DEFAULT))
                     .isInstanceOfSatisfying(VerbsException.class, e -> {
@@ -221,8 +211,7 @@ class CmApiDeviceTest {
                     });
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
             assertThatThrownBy(client::getRequest).isInstanceOf(IllegalStateException.class).hasMessageContaining("listen");
-            pd.close();
-            cq.close();
+            end.close();
         }
     }
 }

@@ -55,17 +55,13 @@ class CmIdDeviceTest {
             assertThat(listener.localPort()).isEqualTo(20_001);
             assertThat(listener.context().name()).isEqualTo(TestBed.hostB().device());
 
-            CmId client = cch.createId(PortSpace.TCP);
-            client.resolveAddress(address(TestBed.hostA(), 0), serverAddress, WAIT);
-            expect(cch, CmEventType.ADDR_RESOLVED);
+            CmId client = RcEnd.resolved(cch, address(TestBed.hostA(), 0), serverAddress, WAIT);
             assertThat(client.context().name()).isEqualTo(TestBed.hostA().device());
-            client.resolveRoute(WAIT);
-            expect(cch, CmEventType.ROUTE_RESOLVED);
             assertThat(client.peerAddress()).isEqualTo(serverAddress);
-
-            ProtectionDomain cpd = client.context().allocateProtectionDomain();
-            CompletionQueue ccq = client.context().createCompletionQueue(16);
-            QueuePair cqp = client.createQueuePair(cpd, QueuePairInit.of(QpType.RC, ccq).maxSendWr(4).maxRecvWr(4));
+            RcEnd clientEnd = RcEnd.on(client, 4);
+            ProtectionDomain cpd = clientEnd.pd();
+            CompletionQueue ccq = clientEnd.cq();
+            QueuePair cqp = clientEnd.qp();
             assertThat(cqp.state()).isEqualTo(QpState.INIT);
             client.connect(ConnectionParameters.DEFAULT.withPrivateData("hello".getBytes(StandardCharsets.US_ASCII)));
 
@@ -74,9 +70,10 @@ class CmIdDeviceTest {
             assertThat(new String(request.privateDataTrimmed(), StandardCharsets.US_ASCII)).isEqualTo("hello");
             CmId server = request.id();
             assertThat(server.peerAddress().getAddress()).isEqualTo(InetAddress.getByName(TestBed.hostA().address()));
-            ProtectionDomain spd = server.context().allocateProtectionDomain();
-            CompletionQueue scq = server.context().createCompletionQueue(16);
-            QueuePair sqp = server.createQueuePair(spd, QueuePairInit.of(QpType.RC, scq).maxSendWr(4).maxRecvWr(4));
+            RcEnd serverEnd = RcEnd.on(server, 4);
+            ProtectionDomain spd = serverEnd.pd();
+            CompletionQueue scq = serverEnd.cq();
+            QueuePair sqp = serverEnd.qp();
             MemoryRegion smr = spd.allocateRegion(64, Access.LOCAL_WRITE);
             try (ReceiveRequests rr = new ReceiveRequests(1, 1); SendRequests sr = new SendRequests(1, 1);
                  WorkCompletions wcs = new WorkCompletions(4)) {
@@ -113,13 +110,10 @@ class CmIdDeviceTest {
             server.disconnect();
             assertThat(sqp.queryState()).isEqualTo(QpState.ERR);
             expect(cch, CmEventType.DISCONNECTED);
-            server.close();
+            serverEnd.close();
             client.close();
             assertThat(cqp.isClosed()).isTrue();
-            cpd.close();
-            ccq.close();
-            spd.close();
-            scq.close();
+            clientEnd.close();
         }
     }
 
@@ -130,15 +124,8 @@ class CmIdDeviceTest {
             CmId listener = sch.createId(PortSpace.TCP);
             listener.bind(serverAddress);
             listener.listen(1);
-            CmId client = cch.createId(PortSpace.TCP);
-            client.resolveAddress(null, serverAddress, WAIT);
-            expect(cch, CmEventType.ADDR_RESOLVED);
-            client.resolveRoute(WAIT);
-            expect(cch, CmEventType.ROUTE_RESOLVED);
-            ProtectionDomain pd = client.context().allocateProtectionDomain();
-            CompletionQueue cq = client.context().createCompletionQueue(4);
-            client.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq));
-            client.connect(ConnectionParameters.DEFAULT);
+            RcEnd client = RcEnd.on(RcEnd.resolved(cch, null, serverAddress, WAIT), 1);
+            client.id().connect(ConnectionParameters.DEFAULT);
             CmEvent request = expect(sch, CmEventType.CONNECT_REQUEST);
             request.id().reject("go away".getBytes(StandardCharsets.US_ASCII));
             CmEvent rejected = expect(cch, CmEventType.REJECTED);
@@ -146,28 +133,21 @@ class CmIdDeviceTest {
             assertThat(new String(rejected.privateDataTrimmed(), StandardCharsets.US_ASCII)).isEqualTo("go away");
             request.id().close();
             client.close();
-            pd.close();
-            cq.close();
         }
     }
 
     @Test
     void connectToPortNobodyListensOnIsRejected() throws Exception {
         try (EventChannel cch = EventChannel.create()) {
-            CmId client = cch.createId(PortSpace.TCP);
-            client.resolveAddress(null, address(TestBed.hostB(), 20_003), WAIT);
-            expect(cch, CmEventType.ADDR_RESOLVED);
-            client.resolveRoute(WAIT);
-            expect(cch, CmEventType.ROUTE_RESOLVED);
-            ProtectionDomain pd = client.context().allocateProtectionDomain();
-            CompletionQueue cq = client.context().createCompletionQueue(4);
-            client.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq));
-            client.connect(ConnectionParameters.DEFAULT);
-            CmEvent ev = cch.getEvent(WAIT);
-            assertThat(ev).isNotNull();
-            assertThat(ev.type()).isIn(CmEventType.REJECTED, CmEventType.UNREACHABLE);
-            pd.close();
-            cq.close();
+            try (RcEnd client = RcEnd.on(RcEnd.resolved(cch, null, address(TestBed.hostB(), 20_003), WAIT), 1)) {
+                long t0 = System.nanoTime();
+                client.id().connect(ConnectionParameters.DEFAULT);
+                CmEvent ev = cch.getEvent(WAIT);
+                assertThat(ev).isNotNull();
+                assertThat(ev.type()).isIn(CmEventType.REJECTED, CmEventType.UNREACHABLE);
+                assertThat(ev.status()).isEqualTo(CmEvent.REJECT_INVALID_SERVICE_ID);
+                assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(WAIT);
+            }
         }
     }
 
