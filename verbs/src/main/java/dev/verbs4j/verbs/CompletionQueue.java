@@ -102,12 +102,14 @@ public final class CompletionQueue extends NativeResource {
      * @throws VerbsException when the provider reports a polling error
      */
     public int poll(WorkCompletions completions) {
-        ensureOpen();
         int n;
+        enterCall();
         try {
             n = (int) POLL_CQ.invokeExact(pollOp, cq, completions.capacity(), completions.segment());
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            exitCall();
         }
         if (n < 0) {
             throw new VerbsException("ibv_poll_cq", Math.abs(n), context.name());
@@ -121,12 +123,14 @@ public final class CompletionQueue extends NativeResource {
      * event to the channel.
      */
     public void requestNotify(boolean solicitedOnly) {
-        ensureOpen();
         int rc;
+        enterCall();
         try {
             rc = (int) REQ_NOTIFY_CQ.invokeExact(notifyOp, cq, solicitedOnly ? 1 : 0);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            exitCall();
         }
         if (rc != 0) {
             throw new VerbsException("ibv_req_notify_cq", Math.abs(rc), context.name());

@@ -97,15 +97,17 @@ public final class ExtendedPoller {
      * queue is empty (then do not call {@link #end()}).
      */
     public boolean start() {
-        owner.ensureOpen();
         if (polling) {
             throw new IllegalStateException("start() again before end()");
         }
+        owner.enterCall();
         int rc;
         try {
             rc = (int) START_POLL.invokeExact(startOp, cq, pollAttr);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            owner.exitCall();
         }
         if (rc == ENOENT) {
             return false;
@@ -121,10 +123,13 @@ public final class ExtendedPoller {
     public boolean next() {
         checkPolling();
         int rc;
+        owner.enterCall();
         try {
             rc = (int) NEXT_POLL.invokeExact(nextOp, cq);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            owner.exitCall();
         }
         if (rc == ENOENT) {
             return false;
@@ -139,10 +144,13 @@ public final class ExtendedPoller {
     public void end() {
         checkPolling();
         polling = false;
+        owner.enterCall();
         try {
             END_POLL.invokeExact(endOp, cq);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            owner.exitCall();
         }
     }
 

@@ -89,132 +89,156 @@ public final class ExtendedQueuePair {
 
     /** Starts a batch of work requests ({@code ibv_wr_start()}). */
     public ExtendedQueuePair start() {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_START.invokeExact(startOp, qpx);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Adds a SEND ({@code ibv_wr_send()}). */
     public ExtendedQueuePair send() {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_SEND.invokeExact(sendOp, qpx);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Adds a SEND_WITH_IMM; {@code immediate} in host order ({@code ibv_wr_send_imm()}). */
     public ExtendedQueuePair sendWithImmediate(int immediate) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_SEND_IMM.invokeExact(sendWithImmediateOp, qpx, Integer.reverseBytes(immediate));
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Adds a SEND_WITH_INV ({@code ibv_wr_send_inv()}). */
     public ExtendedQueuePair sendWithInvalidate(int invalidateRkey) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_SEND_INV.invokeExact(sendWithInvalidateOp, qpx, invalidateRkey);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Adds an RDMA_WRITE ({@code ibv_wr_rdma_write()}). */
     public ExtendedQueuePair rdmaWrite(int rkey, long remoteAddress) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_RDMA_WRITE.invokeExact(rdmaWriteOp, qpx, rkey, remoteAddress);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Adds an RDMA_WRITE_WITH_IMM ({@code ibv_wr_rdma_write_imm()}). */
     public ExtendedQueuePair rdmaWriteWithImmediate(int rkey, long remoteAddress, int immediate) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_RDMA_WRITE_IMM.invokeExact(rdmaWriteWithImmediateOp, qpx, rkey, remoteAddress, Integer.reverseBytes(immediate));
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Adds an RDMA_READ ({@code ibv_wr_rdma_read()}). */
     public ExtendedQueuePair rdmaRead(int rkey, long remoteAddress) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_RDMA_READ.invokeExact(rdmaReadOp, qpx, rkey, remoteAddress);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Adds an ATOMIC_CMP_AND_SWP ({@code ibv_wr_atomic_cmp_swp()}). */
     public ExtendedQueuePair atomicCompareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_ATOMIC_CMP_SWP.invokeExact(atomicCompareAndSwapOp, qpx, rkey, remoteAddress, compare, swap);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Adds an ATOMIC_FETCH_AND_ADD ({@code ibv_wr_atomic_fetch_add()}). */
     public ExtendedQueuePair atomicFetchAndAdd(int rkey, long remoteAddress, long add) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_ATOMIC_FETCH_ADD.invokeExact(atomicFetchAndAddOp, qpx, rkey, remoteAddress, add);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Adds a LOCAL_INV ({@code ibv_wr_local_inv()}). */
     public ExtendedQueuePair localInvalidate(int invalidateRkey) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_LOCAL_INV.invokeExact(localInvalidateOp, qpx, invalidateRkey);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Sets the single SGE of the last work request ({@code ibv_wr_set_sge()}). */
     public ExtendedQueuePair setSge(int lkey, long address, int length) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_SET_SGE.invokeExact(setSgeOp, qpx, lkey, address, length);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Drops the work requests of the batch ({@code ibv_wr_abort()}). */
     public ExtendedQueuePair abort() {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_ABORT.invokeExact(abortOp, qpx);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
@@ -229,22 +253,26 @@ public final class ExtendedQueuePair {
 
     /** Copies {@code data} into the last work request ({@code ibv_wr_set_inline_data()}). */
     public ExtendedQueuePair setInlineData(MemorySegment data) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_SET_INLINE_DATA.invokeExact(setInlineDataOp, qpx, data, data.byteSize());
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
 
     /** Sets the destination of the last UD work request ({@code ibv_wr_set_ud_addr()}). */
     public ExtendedQueuePair setUdAddress(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        qp.ensureOpen();
+        qp.enterCall();
         try {
             WR_SET_UD_ADDR.invokeExact(setUdAddrOp, qpx, ah.handle(), remoteQpn, remoteQkey);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         return this;
     }
@@ -255,12 +283,14 @@ public final class ExtendedQueuePair {
      * @throws VerbsException when the provider refuses it (nothing of the batch is posted)
      */
     public void complete() {
-        qp.ensureOpen();
+        qp.enterCall();
         int rc;
         try {
             rc = (int) WR_COMPLETE.invokeExact(completeOp, qpx);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
         if (rc != 0) {
             throw new VerbsException("ibv_wr_complete", Math.abs(rc), qp.toString());

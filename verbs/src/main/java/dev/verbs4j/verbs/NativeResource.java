@@ -3,6 +3,8 @@ package dev.verbs4j.verbs;
 import dev.verbs4j.verbs.internal.VerbsAccess;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -13,8 +15,10 @@ import java.util.Set;
  * first (newest first), and refuses use after close with an {@link IllegalStateException}.
  * Subclasses own their native object and free it in {@link #destroy()}.
  *
- * <p>Closing is checked by every call, but the data path ({@code postSend}, {@code poll}, …)
- * takes no lock: stop the threads that post and poll before closing the objects they use.
+ * <p>Closing is checked by every call. The data path ({@code postSend}, {@code poll}, …) takes no
+ * lock but counts the calls in progress: a close from another thread waits until they have
+ * returned, and calls that start after it throw {@link IllegalStateException}, so a race between
+ * a poller and a close never touches freed native memory.
  */
 public abstract class NativeResource implements AutoCloseable {
 
@@ -22,7 +26,19 @@ public abstract class NativeResource implements AutoCloseable {
         VerbsAccess.install(new Bridge());
     }
 
+    private static final VarHandle CALLS;
+
+    static {
+        try {
+            CALLS = MethodHandles.lookup().findVarHandle(NativeResource.class, "calls", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final NativeResource parent;
+    @SuppressWarnings("unused") // through CALLS
+    private volatile int calls;
     private final Set<NativeResource> children = new LinkedHashSet<>();
     private final List<NativeResource> owners = new ArrayList<>(2);
     private volatile boolean closed;
@@ -101,6 +117,34 @@ public abstract class NativeResource implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts a data-path call on the native object: from now until {@link #exitCall()} a close
+     * waits. Throws {@link IllegalStateException} when the object is closed.
+     */
+    final void enterCall() {
+        CALLS.getAndAdd(this, 1);
+        if (closed) {
+            CALLS.getAndAdd(this, -1);
+            throw new IllegalStateException(describe() + " is closed");
+        }
+    }
+
+    /** Ends what {@link #enterCall()} started. */
+    final void exitCall() {
+        CALLS.getAndAdd(this, -1);
+    }
+
+    private void awaitCalls() {
+        int spins = 0;
+        while ((int) CALLS.getVolatile(this) > 0) {
+            if (++spins < 100) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
     /** Whether {@link #close()} has been called. */
     public final boolean isClosed() {
         return closed;
@@ -132,6 +176,7 @@ public abstract class NativeResource implements AutoCloseable {
             toClose = new ArrayList<>(children);
             children.clear();
         }
+        awaitCalls();
         RuntimeException failure = null;
         for (int i = toClose.size() - 1; i >= 0; i--) {
             try {

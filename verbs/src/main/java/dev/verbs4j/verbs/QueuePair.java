@@ -402,8 +402,13 @@ public final class QueuePair extends NativeResource {
      * @throws VerbsException naming the errno and the index of the first request the provider refused
      */
     public void postSend(SendRequests batch, int count) {
-        ensureOpen();
-        int rc = batch.chain().post(POST_SEND, postSendOp, qp, count);
+        int rc;
+        enterCall();
+        try {
+            rc = batch.chain().post(POST_SEND, postSendOp, qp, count);
+        } finally {
+            exitCall();
+        }
         if (rc != 0) {
             throw postSendFailure(rc, batch, count);
         }
@@ -411,8 +416,13 @@ public final class QueuePair extends NativeResource {
 
     /** Posts the first {@code count} receive requests of {@code batch} ({@code ibv_post_recv()}). */
     public void postReceive(ReceiveRequests batch, int count) {
-        ensureOpen();
-        int rc = batch.chain().post(POST_RECV, postRecvOp, qp, count);
+        int rc;
+        enterCall();
+        try {
+            rc = batch.chain().post(POST_RECV, postRecvOp, qp, count);
+        } finally {
+            exitCall();
+        }
         if (rc != 0) {
             throw new VerbsException("ibv_post_recv", Math.abs(rc), "receive request " + batch.chain().badIndex() + " of "
                     + count + " on " + describe() + " in state " + state + " (max_recv_wr " + maxRecvWr + ", max_recv_sge "

@@ -145,8 +145,13 @@ public final class SharedReceiveQueue extends NativeResource {
 
     /** Posts the first {@code count} requests of {@code batch} ({@code ibv_post_srq_recv()}); allocates nothing. */
     public void postReceive(ReceiveRequests batch, int count) {
-        ensureOpen();
-        int rc = batch.chain().post(POST_SRQ_RECV, postOp, srq, count);
+        int rc;
+        enterCall();
+        try {
+            rc = batch.chain().post(POST_SRQ_RECV, postOp, srq, count);
+        } finally {
+            exitCall();
+        }
         if (rc != 0) {
             throw new VerbsException("ibv_post_srq_recv", Math.abs(rc), "receive request " + batch.chain().badIndex()
                     + " of " + count + " on " + describe() + " (max_wr " + maxWr + ", max_sge " + maxSge + ")");

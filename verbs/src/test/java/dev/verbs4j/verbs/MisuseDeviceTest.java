@@ -80,4 +80,46 @@ class MisuseDeviceTest {
             assertThatThrownBy(() -> p.pdA.allocateRegion(64, 0)).isInstanceOf(IllegalStateException.class);
         }
     }
+
+    @Test
+    void closingWhileOtherThreadsPostAndPollEndsTheirLoopsCleanly() throws Exception {
+        for (int round = 0; round < 20; round++) {
+            QpPair p = QpPair.connected(TestBed.loopback(), TestBed.loopback(), QpType.RC);
+            java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(2);
+            java.util.concurrent.CompletableFuture<Throwable> poster = new java.util.concurrent.CompletableFuture<>();
+            java.util.concurrent.CompletableFuture<Throwable> poller = new java.util.concurrent.CompletableFuture<>();
+            Thread.ofPlatform().start(() -> {
+                try (SendRequests sends = new SendRequests(1, 1)) {
+                    sends.get(0).opcode(Opcode.RDMA_WRITE).sge(p.mrA, 0, 8).rdma(p.mrB.address(), p.mrB.rkey());
+                    running.countDown();
+                    while (true) {
+                        try {
+                            p.a.postSend(sends, 1);
+                        } catch (VerbsException full) {
+                            Thread.onSpinWait(); // send queue full of unsignaled writes: keep trying
+                        }
+                    }
+                } catch (Throwable e) {
+                    poster.complete(e);
+                }
+            });
+            Thread.ofPlatform().start(() -> {
+                try (WorkCompletions wcs = new WorkCompletions(4)) {
+                    running.countDown();
+                    while (true) {
+                        p.cqA.poll(wcs);
+                    }
+                } catch (Throwable e) {
+                    poller.complete(e);
+                }
+            });
+            running.await();
+            Thread.sleep(round % 5);
+            p.close();
+            assertThat(poster.get(20, java.util.concurrent.TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("closed");
+            assertThat(poller.get(20, java.util.concurrent.TimeUnit.SECONDS)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("closed");
+        }
+    }
 }
