@@ -3,6 +3,7 @@ package dev.verbs4j.rdmacm;
 import dev.verbs4j.bindings.rdma_addr;
 import dev.verbs4j.bindings.rdma_cm_event;
 import dev.verbs4j.bindings.rdma_cm_id;
+import dev.verbs4j.bindings.rdma_cm_join_mc_attr_ex;
 import dev.verbs4j.bindings.rdma_conn_param;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.bindings.rdma_route;
@@ -48,6 +49,11 @@ public final class CmId extends NativeResource {
     private static final int OPTION_ID_AFONLY = 2;
     private static final int OPTION_ID_ACK_TIMEOUT = 3;
     private static final int IBV_EVENT_COMM_EST = 3;
+    private static final int MC_JOIN_FULLMEMBER = 0;
+    private static final int MC_JOIN_SENDONLY_FULLMEMBER = 1;
+
+    /** The Q_Key librdmacm gives the UD queue pairs of {@link PortSpace#UDP} ids ({@code RDMA_UDP_QKEY}). */
+    public static final int UDP_QKEY = 0x01234567;
 
     private final MemorySegment id;
     private final PortSpace portSpace;
@@ -56,6 +62,7 @@ public final class CmId extends NativeResource {
     private volatile QueuePair queuePair;
     private volatile CmEventType lastEvent;
     private volatile boolean listening;
+    private final java.util.Set<InetSocketAddress> groups = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private CmId(EventChannel channel, MemorySegment id, PortSpace portSpace, CmId listener) {
         super(null);
@@ -332,6 +339,26 @@ public final class CmId extends NativeResource {
         try (Arena arena = Arena.ofConfined()) {
             Cma.call(Cma.JOIN_MULTICAST, "rdma_join_multicast", describe() + " group " + group, id,
                     SocketAddresses.write(arena, group), MemorySegment.NULL);
+            groups.add(group);
+        }
+    }
+
+    /**
+     * Joins the multicast group {@code group} ({@code rdma_join_multicast_ex}), as a full member or,
+     * with {@code sendOnly}, as a send-only full member that receives nothing from the group.
+     * Outcome MULTICAST_JOIN or MULTICAST_ERROR, as {@link #joinMulticast(InetSocketAddress)}.
+     */
+    public void joinMulticast(InetSocketAddress group, boolean sendOnly) {
+        ensureOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(rdma_cm_join_mc_attr_ex.layout());
+            rdma_cm_join_mc_attr_ex.comp_mask(attr, rdma_core_h.RDMA_CM_JOIN_MC_ATTR_ADDRESS()
+                    | rdma_core_h.RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS());
+            rdma_cm_join_mc_attr_ex.join_flags(attr, sendOnly ? MC_JOIN_SENDONLY_FULLMEMBER : MC_JOIN_FULLMEMBER);
+            rdma_cm_join_mc_attr_ex.addr(attr, SocketAddresses.write(arena, group));
+            Cma.call(Cma.JOIN_MULTICAST_EX, "rdma_join_multicast_ex", describe() + " group " + group
+                    + (sendOnly ? " send-only" : ""), id, attr, MemorySegment.NULL);
+            groups.add(group);
         }
     }
 
@@ -341,6 +368,7 @@ public final class CmId extends NativeResource {
         try (Arena arena = Arena.ofConfined()) {
             Cma.call(Cma.LEAVE_MULTICAST, "rdma_leave_multicast", describe() + " group " + group, id,
                     SocketAddresses.write(arena, group));
+            groups.remove(group);
         }
     }
 
@@ -481,6 +509,13 @@ public final class CmId extends NativeResource {
     protected void destroy() {
         QueuePair qp = queuePair;
         RuntimeException failure = null;
+        // Leave the groups still joined first: a queue pair attached to a group cannot be destroyed (EBUSY on rxe).
+        for (InetSocketAddress group : groups) {
+            try (Arena arena = Arena.ofConfined()) {
+                Cma.callErrno(Cma.LEAVE_MULTICAST, id, SocketAddresses.write(arena, group));
+            }
+        }
+        groups.clear();
         if (qp != null) {
             try {
                 qp.close();

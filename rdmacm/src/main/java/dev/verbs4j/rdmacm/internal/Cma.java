@@ -40,6 +40,7 @@ public final class Cma {
     public static final MethodHandle DISCONNECT = bind("rdma_disconnect");
     public static final MethodHandle JOIN_MULTICAST = bind("rdma_join_multicast");
     public static final MethodHandle LEAVE_MULTICAST = bind("rdma_leave_multicast");
+    public static final MethodHandle JOIN_MULTICAST_EX = bind("rdma_join_multicast_ex");
     public static final MethodHandle GET_CM_EVENT = bind("rdma_get_cm_event");
     public static final MethodHandle ACK_CM_EVENT = bind("rdma_ack_cm_event");
     public static final MethodHandle SET_OPTION = bind("rdma_set_option");
