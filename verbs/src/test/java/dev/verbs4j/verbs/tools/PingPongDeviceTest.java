@@ -5,21 +5,14 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.ByteArrayOutputStream;
+import dev.verbs4j.verbs.tools.ToolRunner.Background;
+import dev.verbs4j.verbs.tools.ToolRunner.Run;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.function.BiFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -40,38 +33,19 @@ class PingPongDeviceTest {
     private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
     private static final Duration LISTEN_LIMIT = Duration.ofSeconds(30);
 
-    /** One side's result. */
-    record Run(String who, int status, List<String> out, List<String> err) {
-
-        String line(String prefix) {
-            return out.stream().filter(l -> l.startsWith(prefix)).findFirst().orElse(null);
-        }
-
-        @Override
-        public String toString() {
-            return who + " exited " + status + "\n  stdout: " + String.join("\n          ", out)
-                    + "\n  stderr: " + String.join("\n          ", err);
-        }
-    }
-
     /** The tools by name: the Java entry point and the C program. */
     enum Tool {
         RC(RcPingPong::run, "ibv_rc_pingpong"),
         UC(UcPingPong::run, "ibv_uc_pingpong"),
         UD(UdPingPong::run, "ibv_ud_pingpong");
 
-        final JavaTool java;
+        final ToolRunner.JavaTool java;
         final String c;
 
-        Tool(JavaTool java, String c) {
+        Tool(ToolRunner.JavaTool java, String c) {
             this.java = java;
             this.c = c;
         }
-    }
-
-    @FunctionalInterface
-    interface JavaTool {
-        int run(String[] args, PrintStream out, PrintStream err);
     }
 
     // ---- RC: both directions, both topologies ----
@@ -199,11 +173,11 @@ class PingPongDeviceTest {
                 Run c = startC(tool, "C", args).await();
                 Run java = startJava(tool, "java", args).await();
                 String what = tool.c + " " + String.join(" ", args);
-                assertThat(c.status).as("C status of %s", what).isNotZero();
-                assertThat(java.status).as("status of %s: %s / %s", what, c, java).isEqualTo(c.status);
-                assertThat(java.err).as("stderr of %s", what).containsExactlyElementsOf(masked(c.err));
-                assertThat(masked(java.out)).as("stdout of %s", what).containsExactlyElementsOf(masked(c.out));
-                System.out.printf("%s: exit %d, %s%n", what, java.status, java.err.isEmpty() ? "usage" : java.err.getLast());
+                assertThat(c.status()).as("C status of %s", what).isNotZero();
+                assertThat(java.status()).as("status of %s: %s / %s", what, c, java).isEqualTo(c.status());
+                assertThat(java.err()).as("stderr of %s", what).containsExactlyElementsOf(masked(c.err()));
+                assertThat(masked(java.out())).as("stdout of %s", what).containsExactlyElementsOf(masked(c.out()));
+                System.out.printf("%s: exit %d, %s%n", what, java.status(), java.err().isEmpty() ? "usage" : java.err().getLast());
             }
         }
     }
@@ -225,8 +199,8 @@ class PingPongDeviceTest {
         awaitListening(18790);
         idle.stop();
         Run r = idle.await();
-        assertThat(r.status).as("%s", r).isEqualTo(1);
-        assertThat(r.err).as("%s", r).containsExactly("accept() failed");
+        assertThat(r.status()).as("%s", r).isEqualTo(1);
+        assertThat(r.err()).as("%s", r).containsExactly("accept() failed");
 
         // waiting for completions (events mode) from a peer that was killed
         Background server = startJava(Tool.RC, "orphaned java server",
@@ -239,13 +213,13 @@ class PingPongDeviceTest {
         Thread.sleep(2000);
         server.stop();
         Run s = server.await();
-        assertThat(s.status).as("%s", s).isEqualTo(1);
+        assertThat(s.status()).as("%s", s).isEqualTo(1);
         // waiting for a receive, or (when its last send was not yet acknowledged) ended by the retries
-        boolean interrupted = s.err.equals(List.of("rc_pingpong: interrupted"));
-        boolean retriesExceeded = s.err.size() == 2 && s.err.get(0).startsWith("Failed status ");
+        boolean interrupted = s.err().equals(List.of("rc_pingpong: interrupted"));
+        boolean retriesExceeded = s.err().size() == 2 && s.err().get(0).startsWith("Failed status ");
         assertThat(interrupted || retriesExceeded).as("%s", s).isTrue();
-        assertThat(s.out).as("%s", s).hasSize(2);
-        System.out.println("orphaned java server: " + s.err);
+        assertThat(s.out()).as("%s", s).hasSize(2);
+        System.out.println("orphaned java server: " + s.err());
     }
 
     // ---- the two arrangements ----
@@ -307,14 +281,14 @@ class PingPongDeviceTest {
     /** Both exited 0, printed both result lines with sane numbers, and saw each other's addresses. */
     static void checkPair(Tool tool, Run server, Run client, int size) {
         for (Run r : List.of(server, client)) {
-            assertThat(r.status).as("%s", r).isZero();
-            assertThat(r.err).as("stderr of %s", r).isEmpty();
-            assertThat(r.out).as("%s", r).hasSize(4).noneMatch(l -> l.startsWith("invalid data"));
-            Matcher bytes = BYTES.matcher(r.out.get(2));
+            assertThat(r.status()).as("%s", r).isZero();
+            assertThat(r.err()).as("stderr of %s", r).isEmpty();
+            assertThat(r.out()).as("%s", r).hasSize(4).noneMatch(l -> l.startsWith("invalid data"));
+            Matcher bytes = BYTES.matcher(r.out().get(2));
             assertThat(bytes.matches()).as("bytes line of %s", r).isTrue();
             assertThat(Long.parseLong(bytes.group(1))).isEqualTo(2L * size * ITERS);
             assertThat(Double.parseDouble(bytes.group(3))).as("Mbit/sec of %s", r).isPositive();
-            Matcher iters = ITERS_LINE.matcher(r.out.get(3));
+            Matcher iters = ITERS_LINE.matcher(r.out().get(3));
             assertThat(iters.matches()).as("iters line of %s", r).isTrue();
             assertThat(Integer.parseInt(iters.group(1))).isEqualTo(ITERS);
             assertThat(iters.group(2)).isEqualTo(bytes.group(2));
@@ -323,146 +297,40 @@ class PingPongDeviceTest {
         }
         assertAddresses(server, client);
         assertAddresses(client, server);
-        System.out.printf(Locale.ROOT, "%s %s / %s: server \"%s\", client \"%s\"%n", tool, server.who, client.who,
-                server.out.get(3), client.out.get(3));
+        System.out.printf(Locale.ROOT, "%s %s / %s: server \"%s\", client \"%s\"%n", tool, server.who(), client.who(),
+                server.out().get(3), client.out().get(3));
     }
 
     /** {@code a}'s remote address line names what {@code b} printed as its local address. */
     private static void assertAddresses(Run a, Run b) {
-        Matcher remote = ADDRESS.matcher(a.out.get(1));
-        Matcher local = ADDRESS.matcher(b.out.get(0));
+        Matcher remote = ADDRESS.matcher(a.out().get(1));
+        Matcher local = ADDRESS.matcher(b.out().get(0));
         assertThat(remote.matches()).as("remote address line of %s", a).isTrue();
         assertThat(local.matches()).as("local address line of %s", b).isTrue();
         assertThat(remote.group(1)).isEqualTo("remote");
         assertThat(local.group(1)).isEqualTo("local");
         for (int g = 2; g <= 5; g++) {
-            assertThat(remote.group(g)).as("field %d of %s's remote address vs %s's local address", g, a.who, b.who)
+            assertThat(remote.group(g)).as("field %d of %s's remote address vs %s's local address", g, a.who(), b.who())
                     .isEqualTo(local.group(g));
         }
-        assertThat(local.group(5)).as("GID of %s", b.who).startsWith("::ffff:");
+        assertThat(local.group(5)).as("GID of %s", b.who()).startsWith("::ffff:");
     }
 
     // ---- running the sides ----
 
-    /** A side running in the background. */
-    interface Background {
-        Run await() throws Exception;
-
-        void stop();
-    }
-
     private static Background startJava(Tool tool, String who, String[] args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        CompletableFuture<Integer> status = new CompletableFuture<>();
-        Thread t = Thread.ofPlatform().name(who).daemon().start(() -> {
-            try {
-                status.complete(tool.java.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                        new PrintStream(err, true, StandardCharsets.UTF_8)));
-            } catch (Throwable e) {
-                status.completeExceptionally(e);
-            }
-        });
-        return new Background() {
-            @Override
-            public Run await() throws Exception {
-                int rc;
-                try {
-                    rc = status.get(RUN_LIMIT.toSeconds(), TimeUnit.SECONDS);
-                } catch (TimeoutException e) {
-                    stop();
-                    throw new AssertionError(who + " (" + String.join(" ", args) + ") did not finish in " + RUN_LIMIT
-                            + "; so far: " + out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8));
-                }
-                return new Run(who, rc, lines(out.toString(StandardCharsets.UTF_8)), lines(err.toString(StandardCharsets.UTF_8)));
-            }
-
-            @Override
-            public void stop() {
-                if (t.isAlive()) {
-                    t.interrupt();
-                    try {
-                        t.join(10_000);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            }
-        };
+        return ToolRunner.startJava(tool.java, who, RUN_LIMIT, args);
     }
 
     private static Background startC(Tool tool, String who, String[] args) throws IOException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(tool.c);
-        cmd.addAll(List.of(args));
-        Path outFile = Files.createTempFile("pingpong", ".out");
-        Path errFile = Files.createTempFile("pingpong", ".err");
-        Process p = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                .redirectOutput(outFile.toFile()).redirectError(errFile.toFile()).start();
-        BiFunction<Path, Path, String> read = (o, e) -> {
-            try {
-                return Files.readString(o) + Files.readString(e);
-            } catch (IOException x) {
-                return "";
-            }
-        };
-        return new Background() {
-            @Override
-            public Run await() throws Exception {
-                try {
-                    if (!p.waitFor(RUN_LIMIT.toSeconds(), TimeUnit.SECONDS)) {
-                        stop();
-                        throw new AssertionError(who + " (" + String.join(" ", cmd) + ") did not finish in " + RUN_LIMIT
-                                + "; so far: " + read.apply(outFile, errFile));
-                    }
-                    return new Run(who, p.exitValue(), lines(Files.readString(outFile)), lines(Files.readString(errFile)));
-                } finally {
-                    Files.deleteIfExists(outFile);
-                    Files.deleteIfExists(errFile);
-                }
-            }
-
-            @Override
-            public void stop() {
-                if (p.isAlive()) {
-                    p.destroyForcibly();
-                    try {
-                        p.waitFor(10, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                }
-            }
-        };
+        String[] cmd = new String[args.length + 1];
+        cmd[0] = tool.c;
+        System.arraycopy(args, 0, cmd, 1, args.length);
+        return ToolRunner.startC(who, RUN_LIMIT, cmd);
     }
 
     /** Waits until some socket listens on TCP {@code port} (the C client does not retry its connect). */
     static void awaitListening(int port) throws IOException, InterruptedException {
-        String hexPort = String.format(Locale.ROOT, ":%04X", port);
-        long deadline = System.nanoTime() + LISTEN_LIMIT.toNanos();
-        while (System.nanoTime() < deadline) {
-            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
-                Path p = Path.of(table);
-                if (!Files.isReadable(p)) {
-                    continue;
-                }
-                for (String line : Files.readAllLines(p)) {
-                    String[] f = line.strip().split("\\s+");
-                    if (f.length > 3 && f[1].endsWith(hexPort) && f[3].equals("0A")) {
-                        return;
-                    }
-                }
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("nothing listens on TCP port " + port + " after " + LISTEN_LIMIT);
-    }
-
-    private static List<String> lines(String s) {
-        if (s.isEmpty()) {
-            return List.of();
-        }
-        String t = s.endsWith("\n") ? s.substring(0, s.length() - 1) : s;
-        return List.of(t.split("\n", -1));
+        ToolRunner.awaitTcpListening(port, LISTEN_LIMIT);
     }
 }
