@@ -1,9 +1,12 @@
 /**
- * perftest-style tools and benchmarks.
+ * perftest-style tools and benchmarks: the eight perftest tools ({@code ib_send_lat} ...
+ * {@code ib_atomic_bw}) in {@link dev.verbs4j.perf.tools}, interoperable with perftest's C tools.
  */
 module dev.verbs4j.perf {
     requires dev.verbs4j.verbs;
     requires dev.verbs4j.rdmacm;
     requires dev.verbs4j.vipl;
     requires dev.verbs4j.naaice;
+
+    exports dev.verbs4j.perf.tools;
 }

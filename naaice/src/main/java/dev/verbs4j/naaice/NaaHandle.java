@@ -1,0 +1,291 @@
+package dev.verbs4j.naaice;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The NAAICE middleware (the C library's AP2, {@code naa_handle}): one remote function on one NAA,
+ * over input and output parameters. {@link #create} finds the NAA in the {@link NaaSpec} ({@code
+ * NAA_SPEC}), connects and sets the regions up; then {@link #invoke()} starts an invocation,
+ * {@link #test()} progresses it without blocking, {@link #await} blocks until it is over; {@link
+ * #close()} disconnects.
+ *
+ * <pre>{@code
+ * try (NaaHandle h = NaaHandle.create(1, List.of(NaaParam.of(a), NaaParam.of(b)), List.of(NaaParam.of(c)))) {
+ *     h.invoke();
+ *     NaaStatus s = h.await(Duration.ofSeconds(10));
+ * }
+ * }</pre>
+ *
+ * <p>Regions as the C library makes them: the inputs in order, each INPUT (plus SINGLE_SEND when
+ * {@link NaaParam#singleSend()}); then the outputs, each OUTPUT, except that an output whose
+ * segment starts at the same address as an input is merged into that input (one region, INPUT and
+ * OUTPUT). Kept for parity with C: a single-send <em>output</em> is also sent once as an input
+ * (SINGLE_SEND | INPUT | OUTPUT). The NAA spec item's parameter count must equal the number of
+ * inputs.
+ *
+ * <p>Threads: every method may be called from any thread; one lock serialises them, so the state
+ * is never corrupted. {@link #invoke()} while an invocation is running fails with {@link
+ * IllegalStateException} and changes nothing; {@link #await} holds the lock only for short slices,
+ * so {@link #test()} from other threads keeps answering. Memory: the parameters are the
+ * application's native segments, registered in place, kept alive by the application until {@link
+ * #close()}; the handle owns its low-level {@link NaaClient} and frees it on close.
+ */
+public final class NaaHandle implements AutoCloseable {
+
+    /** The default timeout of {@link #create} (connection and region setup). */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
+
+    private static final Duration SLICE = Duration.ofMillis(20);
+
+    private final ReentrantLock lock = new ReentrantLock(true);
+    private final NaaSpec spec;
+    private final NaaSpec.Item item;
+    private final int functionCode;
+    private final NaaClient client;
+    private final Object owner;
+    private boolean invoked;
+    private boolean closed;
+
+    private NaaHandle(NaaSpec spec, NaaSpec.Item item, Object owner, int functionCode, NaaClient client) {
+        this.spec = spec;
+        this.owner = owner;
+        this.item = item;
+        this.functionCode = functionCode;
+        this.client = client;
+    }
+
+    /**
+     * {@code naa_create} with the NAAs of {@code NAA_SPEC} and the source address of {@code
+     * NAA_LOCAL_IP} (if set), within {@link #DEFAULT_TIMEOUT}.
+     */
+    public static NaaHandle create(int functionCode, List<NaaParam> inputs, List<NaaParam> outputs) {
+        return create(NaaSpec.environment(), NaaSpec.localAddressFromEnvironment(), functionCode, inputs, outputs,
+                DEFAULT_TIMEOUT);
+    }
+
+    /**
+     * {@code naa_create}: takes the first free item of {@code spec} serving {@code functionCode},
+     * connects to it (from {@code localAddress}, or null for any), registers the parameters in
+     * place and runs the region setup, within {@code timeout}.
+     *
+     * @param functionCode 1..127
+     * @throws NaaiceException with {@link NaaiceException.Reason#CONFIGURATION} when no free item
+     *                         serves the function or its parameter count is not the number of
+     *                         inputs; with the failure's reason when connecting or the region
+     *                         setup failed (the item is free again then)
+     */
+    public static NaaHandle create(NaaSpec spec, String localAddress, int functionCode, List<NaaParam> inputs,
+                                   List<NaaParam> outputs, Duration timeout) {
+        Immediate.request(functionCode); // checks 1..127
+        Object owner = new Object();
+        NaaSpec.Item item = spec.bind(functionCode, owner);
+        if (item == null) {
+            throw new NaaiceException(NaaiceException.Reason.CONFIGURATION, 0, "no free NAA for function code " + functionCode
+                    + " in " + spec);
+        }
+        NaaClient client = null;
+        try {
+            if (item.paramCount() != inputs.size()) {
+                throw new NaaiceException(NaaiceException.Reason.CONFIGURATION, 0, "the NAA at " + item.address()
+                        + " (function " + functionCode + ") takes " + item.paramCount() + " parameters, the application gave "
+                        + inputs.size());
+            }
+            InetSocketAddress naa = new InetSocketAddress(InetAddress.getByName(item.address()), item.port());
+            NaaClient.Builder b = NaaClient.builder(naa);
+            if (localAddress != null) {
+                b.localAddress(new InetSocketAddress(InetAddress.getByName(localAddress), 0));
+            }
+            List<MemorySegment> segments = new ArrayList<>();
+            List<Integer> flags = new ArrayList<>();
+            for (NaaParam p : inputs) {
+                segments.add(p.segment());
+                flags.add(RegionFlags.INPUT | (p.singleSend() ? RegionFlags.SINGLE_SEND : 0));
+            }
+            for (NaaParam p : outputs) {
+                int f = RegionFlags.OUTPUT | (p.singleSend() ? RegionFlags.SINGLE_SEND | RegionFlags.INPUT : 0);
+                int alias = -1;
+                for (int j = 0; j < inputs.size(); j++) {
+                    if (inputs.get(j).segment().address() == p.segment().address()) {
+                        alias = j;
+                        break;
+                    }
+                }
+                if (alias >= 0) {
+                    flags.set(alias, flags.get(alias) | f);
+                } else {
+                    segments.add(p.segment());
+                    flags.add(f);
+                }
+            }
+            for (int i = 0; i < segments.size(); i++) {
+                b.parameter(segments.get(i), flags.get(i));
+            }
+            client = b.build();
+            long deadline = System.nanoTime() + timeout.toNanos();
+            client.connect(timeout);
+            client.setupRegions(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            return new NaaHandle(spec, item, owner, functionCode, client);
+        } catch (UnknownHostException e) {
+            spec.release(item, owner);
+            throw new NaaiceException(NaaiceException.Reason.CONFIGURATION, 0, "unknown NAA address " + item.address(), e);
+        } catch (RuntimeException e) {
+            spec.release(item, owner);
+            if (client != null) {
+                client.close();
+            }
+            throw e;
+        }
+    }
+
+    /** The function code. */
+    public int functionCode() {
+        return functionCode;
+    }
+
+    /** The NAA spec item this handle uses. */
+    public NaaSpec.Item naa() {
+        return item;
+    }
+
+    /** The number of invocations started. */
+    public int invocations() {
+        lock.lock();
+        try {
+            return client.rpcCount();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Why the handle failed, or null. */
+    public NaaiceException failure() {
+        lock.lock();
+        try {
+            return client.failure();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * {@code naa_invoke}: starts an invocation (writes the inputs, the last with the function
+     * code) and returns without waiting.
+     *
+     * @throws IllegalStateException when an invocation is still running, or the handle failed or is closed
+     */
+    public void invoke() {
+        lock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("the handle is closed");
+            }
+            NaaState s = client.state();
+            if (s != NaaState.MRSP_DONE && s != NaaState.FINISHED
+                    && !(s == NaaState.ERROR && client.failure() != null
+                    && client.failure().reason() == NaaiceException.Reason.NAA_RETURN_CODE)) {
+                throw new IllegalStateException(s == NaaState.ERROR ? "the handle failed: " + client.failure().getMessage()
+                        : "an invocation is running (" + s + ")");
+            }
+            client.startRpc(functionCode);
+            invoked = true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * {@code naa_test}: one non-blocking progress round; the status tells whether the invocation
+     * is over and the NAA's return code.
+     *
+     * @throws NaaiceException when the connection failed (not for a non-zero NAA return code)
+     */
+    public NaaStatus test() {
+        lock.lock();
+        try {
+            checkOpen();
+            client.progress();
+            return status();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * {@code naa_wait}: blocks until the running invocation is over (unlike the C call, which
+     * returns after one completion event) or {@code timeout} passes, and returns its status.
+     * Returns at once when the last invocation is already over.
+     *
+     * @throws NaaiceException       when the connection failed, or on timeout (the handle is then failed)
+     * @throws IllegalStateException when nothing was invoked yet, or the handle is closed
+     */
+    public NaaStatus await(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            lock.lock();
+            try {
+                checkOpen();
+                if (!invoked) {
+                    throw new IllegalStateException("nothing was invoked");
+                }
+                long left = deadline - System.nanoTime();
+                NaaState s = left > 0 ? client.progress(left < SLICE.toNanos() ? Duration.ofNanos(left) : SLICE) : client.progress();
+                if (s == NaaState.FINISHED || s == NaaState.ERROR) {
+                    return status();
+                }
+                if (deadline - System.nanoTime() <= 0) {
+                    client.await(NaaState.FINISHED, Duration.ofNanos(1), "invocation " + client.rpcCount()); // fails with TIMEOUT
+                    return status();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("the handle is closed");
+        }
+    }
+
+    private NaaStatus status() {
+        NaaState s = client.state();
+        NaaiceException f = client.failure();
+        if (s == NaaState.ERROR && f != null && f.reason() != NaaiceException.Reason.NAA_RETURN_CODE) {
+            throw f;
+        }
+        return new NaaStatus(s, s == NaaState.FINISHED || s == NaaState.ERROR, client.lastReturnCode(),
+                client.lastReplyImmediate(), client.bytesReceived());
+    }
+
+    /** {@code naa_finalize}: disconnects, frees the context and frees the NAA spec item; idempotent. */
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                client.close();
+            } finally {
+                spec.release(item, owner);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "NaaHandle[function " + functionCode + ", " + item + "]";
+    }
+}

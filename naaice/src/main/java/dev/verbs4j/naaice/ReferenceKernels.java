@@ -1,0 +1,58 @@
+package dev.verbs4j.naaice;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Map;
+
+/**
+ * The three reference kernels of the NAAICE software NAA, for compatibility tests: function 1
+ * adds 1 and function 2 adds 2 (mod 256) to every byte of every parameter region over its full
+ * size, whatever its flags; function 3 does nothing (measures the communication alone).
+ */
+public final class ReferenceKernels {
+
+    /** Function code of {@link #ADD_ONE}. */
+    public static final int FN_ADD_ONE = 1;
+    /** Function code of {@link #ADD_TWO}. */
+    public static final int FN_ADD_TWO = 2;
+    /** Function code of {@link #NO_OP}. */
+    public static final int FN_NO_OP = 3;
+
+    /** Adds 1 to every byte of every parameter region. */
+    public static final Kernel ADD_ONE = call -> addToAll(call, 1);
+    /** Adds 2 to every byte of every parameter region. */
+    public static final Kernel ADD_TWO = call -> addToAll(call, 2);
+    /** Does nothing. */
+    public static final Kernel NO_OP = call -> 0;
+
+    private ReferenceKernels() {
+    }
+
+    /** The three kernels keyed by function code. */
+    public static Map<Integer, Kernel> all() {
+        return Map.of(FN_ADD_ONE, ADD_ONE, FN_ADD_TWO, ADD_TWO, FN_NO_OP, NO_OP);
+    }
+
+    private static int addToAll(KernelCall call, int k) {
+        for (MemorySegment s : call.parameters()) {
+            addBytes(s, k);
+        }
+        return 0;
+    }
+
+    /** Adds {@code k} (0..127) to every byte of {@code s}, modulo 256, eight bytes at a time. */
+    public static void addBytes(MemorySegment s, int k) {
+        long size = s.byteSize();
+        long low7 = 0x7f7f_7f7f_7f7f_7f7fL;
+        long high = 0x8080_8080_8080_8080L;
+        long kk = (k & 0x7fL) * 0x0101_0101_0101_0101L;
+        long i = 0;
+        for (; i + 8 <= size; i += 8) {
+            long x = s.get(ValueLayout.JAVA_LONG_UNALIGNED, i);
+            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, ((x & low7) + kk) ^ (x & high));
+        }
+        for (; i < size; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) (s.get(ValueLayout.JAVA_BYTE, i) + k));
+        }
+    }
+}

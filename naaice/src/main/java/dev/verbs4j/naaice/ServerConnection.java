@@ -1,0 +1,473 @@
+package dev.verbs4j.naaice;
+
+import dev.verbs4j.rdmacm.CmEvent;
+import dev.verbs4j.rdmacm.CmId;
+import dev.verbs4j.rdmacm.ConnectionParameters;
+import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.CompletionChannel;
+import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.MemoryRegion;
+import dev.verbs4j.verbs.Opcode;
+import dev.verbs4j.verbs.ProtectionDomain;
+import dev.verbs4j.verbs.QpType;
+import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.ReceiveRequests;
+import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.SendRequest;
+import dev.verbs4j.verbs.SendRequests;
+import dev.verbs4j.verbs.WcOpcode;
+import dev.verbs4j.verbs.WorkCompletion;
+import dev.verbs4j.verbs.WorkCompletions;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One client connection of a {@link NaaServer}: its verbs resources, regions and worker thread.
+ * Created and accepted on the listener thread; everything after ESTABLISHED happens on the worker,
+ * which also frees the resources.
+ */
+final class ServerConnection implements Runnable {
+
+    private static final System.Logger LOG = System.getLogger(NaaServer.class.getName());
+    private static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
+    private static final long WR_MRSP_RECV = 1;
+    private static final long WR_MRSP_SEND = 2;
+    private static final long WR_DATA_RECV = 3;
+    private static final long WR_WRITE = 4;
+    private static final int LOGGED_MRSP_ERRORS = 3;
+
+    private record ServerRegion(MemoryRegion mr, int flags, long hostAddress, int hostRkey, long size) {
+    }
+
+    private final NaaServer server;
+    private final CmId id;
+    private final long number;
+    private final String peer;
+    private final StateMachine machine = new StateMachine(StateMachine.Role.NAA);
+    private final ProtectionDomain pd;
+    private final CompletionChannel channel;
+    private final CompletionQueue cq;
+    private final QueuePair qp;
+    private final MemoryRegion mrsp;
+    private final SendRequests sends;
+    private final ReceiveRequests receives = new ReceiveRequests(1, 1);
+    private final WorkCompletions completions = new WorkCompletions(64);
+    private final List<ServerRegion> params = new ArrayList<>();
+    private final List<MemorySegment> internals = new ArrayList<>();
+    private Arena internalMemory;
+    private final ArrayDeque<int[]> pendingRpcs = new ArrayDeque<>();
+    private int pendingMrspBytes = -1;
+    private boolean errorReply;
+    private long mrspErrors;
+    private int writesPending;
+    private long rpcs;
+    private long rpcStart;
+    private long kernelNanos;
+    private final long created = System.nanoTime();
+    private volatile boolean stop;
+    private boolean disconnected;
+    private boolean cleaned;
+    private Thread worker;
+
+    ServerConnection(NaaServer server, CmId id, long number) {
+        this.server = server;
+        this.id = id;
+        this.number = number;
+        InetSocketAddress p = id.peerAddress();
+        this.peer = p == null ? "?" : p.getAddress().getHostAddress() + ":" + p.getPort();
+        this.sends = new SendRequests(server.maxRegions + 1, 1);
+        ProtectionDomain pd = null;
+        CompletionChannel channel = null;
+        try {
+            pd = id.context().allocateProtectionDomain();
+            channel = id.context().createCompletionChannel();
+            int depth = server.maxRegions + 4;
+            this.cq = id.context().createCompletionQueue(2 * depth + 16, channel, 0);
+            this.qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(depth).maxRecvWr(8));
+            this.mrsp = pd.allocateRegion(2L * Mrsp.MAX_MESSAGE, ACCESS);
+            this.pd = pd;
+            this.channel = channel;
+            postMrspReceive();
+        } catch (RuntimeException e) {
+            if (channel != null) {
+                channel.close();
+            }
+            if (pd != null) {
+                pd.close();
+            }
+            sends.close();
+            receives.close();
+            completions.close();
+            throw e;
+        }
+    }
+
+    CmId id() {
+        return id;
+    }
+
+    /** On the listener thread: accepts with the C library's parameters. */
+    void accept() {
+        try {
+            id.accept(new ConnectionParameters(new byte[0], 1, 1, false, 7, 6, false, 0));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "NAAICE server: accepting " + peer + " failed", e);
+            cleanup();
+        }
+    }
+
+    /** On the listener thread: the connection is up; the worker takes over. */
+    synchronized void established() {
+        if (cleaned || worker != null) {
+            return;
+        }
+        machine.moveTo(NaaState.CONNECTED);
+        LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1} established", number, peer);
+        worker = new Thread(this, "naaice-connection-" + number);
+        worker.setDaemon(true);
+        worker.start();
+    }
+
+    /** On the listener thread: the client disconnected or the connection failed. */
+    void peerGone(CmEvent ev) {
+        LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1}: {2}", number, peer, ev.type());
+        shutdown(ev.type().toString());
+    }
+
+    /** Disconnects (answering the client's request, if any) and has the worker free everything. */
+    void shutdown(String why) {
+        Thread w;
+        synchronized (this) {
+            disconnect();
+            stop = true;
+            w = worker;
+        }
+        if (w == null) {
+            cleanup();
+        }
+    }
+
+    void join() {
+        Thread w;
+        synchronized (this) {
+            w = worker;
+        }
+        if (w != null) {
+            try {
+                w.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private synchronized void disconnect() {
+        if (disconnected || cleaned) {
+            return;
+        }
+        disconnected = true;
+        try {
+            id.disconnect();
+        } catch (RuntimeException e) {
+            // not connected any more
+        }
+    }
+
+    @Override
+    public void run() {
+        try {
+            machine.moveTo(NaaState.MRSP_RECEIVING);
+            while (!stop) {
+                drain();
+                if (stop) {
+                    break;
+                }
+                cq.requestNotify(false);
+                if (drain()) {
+                    continue;
+                }
+                channel.await(Duration.ofMillis(100));
+            }
+        } catch (RuntimeException e) {
+            if (!stop) {
+                fail("worker failed: " + e);
+                LOG.log(System.Logger.Level.DEBUG, "NAAICE connection " + number, e);
+            }
+        } finally {
+            cleanup();
+        }
+    }
+
+    private boolean drain() {
+        boolean any = false;
+        int n;
+        while (!stop && (n = cq.poll(completions)) > 0) {
+            any = true;
+            for (int i = 0; i < n && !stop; i++) {
+                WorkCompletion wc = completions.get(i);
+                if (!wc.isSuccess()) {
+                    fail("work request " + wc.wrId() + " failed with " + wc.status());
+                    return true;
+                }
+                complete(wc.wrId(), wc.opcode(), wc.byteLength(), wc.immediateData());
+            }
+        }
+        return any;
+    }
+
+    private void complete(long wrId, WcOpcode op, int bytes, int imm) {
+        NaaState s = machine.state();
+        if (op == WcOpcode.RECV && wrId == WR_MRSP_RECV) {
+            if (s == NaaState.MRSP_RECEIVING) {
+                handleRequest(bytes);
+            } else if (s == NaaState.MRSP_SENDING && errorReply) {
+                pendingMrspBytes = bytes;
+            } else {
+                fail("MRSP message in state " + s);
+            }
+        } else if (op == WcOpcode.SEND && wrId == WR_MRSP_SEND) {
+            if (errorReply) {
+                errorReply = false;
+                machine.moveTo(NaaState.MRSP_RECEIVING);
+                if (pendingMrspBytes >= 0) {
+                    int b = pendingMrspBytes;
+                    pendingMrspBytes = -1;
+                    handleRequest(b);
+                }
+            } else {
+                machine.moveTo(NaaState.MRSP_DONE);
+                machine.moveTo(NaaState.DATA_RECEIVING);
+                LOG.log(System.Logger.Level.INFO, "NAAICE connection {0}: {1} parameters, {2} internal regions set up in {3} µs",
+                        number, params.size(), internals.size(), (System.nanoTime() - created) / 1000);
+                runPending();
+            }
+        } else if (op == WcOpcode.RECV_RDMA_WITH_IMM) {
+            if (s == NaaState.DATA_RECEIVING) {
+                rpc(imm, bytes);
+            } else if (s == NaaState.DATA_SENDING || s == NaaState.MRSP_SENDING && !errorReply) {
+                pendingRpcs.add(new int[]{imm, bytes});
+            } else {
+                fail("RPC start (immediate 0x" + Integer.toHexString(imm) + ") in state " + s);
+            }
+        } else if (op == WcOpcode.RDMA_WRITE && wrId == WR_WRITE) {
+            if (--writesPending == 0 && s == NaaState.DATA_SENDING) {
+                machine.moveTo(NaaState.DATA_RECEIVING);
+                LOG.log(server.logEachRpc ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
+                        "NAAICE connection {0}: RPC {1} done in {2} µs (kernel {3} µs)", number, rpcs,
+                        (System.nanoTime() - rpcStart) / 1000, kernelNanos / 1000);
+                runPending();
+            }
+        } else {
+            fail("unexpected completion " + op + " (work request " + wrId + ") in state " + s);
+        }
+    }
+
+    private void runPending() {
+        while (machine.state() == NaaState.DATA_RECEIVING && !pendingRpcs.isEmpty()) {
+            int[] p = pendingRpcs.poll();
+            rpc(p[0], p[1]);
+        }
+    }
+
+    private void handleRequest(int bytes) {
+        MrspMessage m;
+        try {
+            m = Mrsp.decode(mrsp.segment(), bytes);
+        } catch (MalformedMrspException e) {
+            replyError(e.errorCode(), e.getMessage());
+            return;
+        }
+        switch (m) {
+            case MrspMessage.Error e -> {
+                mrspErrors++;
+                LOG.log(mrspErrors <= LOGGED_MRSP_ERRORS ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
+                        "NAAICE connection {0}: the client aborted the region setup with code {1}", number, e.code());
+                postMrspReceive();
+            }
+            case MrspMessage.Advertise a -> replyError(Mrsp.MALFORMED_MESSAGE, "a client sent an advertise");
+            case MrspMessage.Request r -> setUp(r);
+        }
+    }
+
+    private void setUp(MrspMessage.Request r) {
+        if (r.entries().size() > server.maxRegions) {
+            replyError(Mrsp.TOO_MANY_REGIONS, r.entries().size() + " regions requested, at most " + server.maxRegions);
+            return;
+        }
+        long total = 0;
+        for (MrspMessage.RequestEntry e : r.entries()) {
+            total += e.size();
+        }
+        if (total > server.maxBytes) {
+            replyError(Mrsp.NOT_ENOUGH_MEMORY, total + " bytes requested, at most " + server.maxBytes);
+            return;
+        }
+        List<MrspMessage.AdvertiseEntry> advertise = new ArrayList<>();
+        try {
+            internalMemory = Arena.ofShared();
+            for (MrspMessage.RequestEntry e : r.entries()) {
+                if (e.internal()) {
+                    internals.add(internalMemory.allocate(Math.max(1, e.size()), 64).asSlice(0, e.size()));
+                } else {
+                    MemoryRegion mr = pd.allocateRegion(Math.max(1, e.size()), ACCESS);
+                    params.add(new ServerRegion(mr, e.flags(), e.hostAddress(), e.rkey(), e.size()));
+                    advertise.add(new MrspMessage.AdvertiseEntry(mr.remoteAddress(), mr.rkey(), e.size()));
+                }
+            }
+        } catch (RuntimeException | OutOfMemoryError ex) {
+            freeRegions();
+            replyError(Mrsp.NOT_ENOUGH_MEMORY, "allocating the regions failed: " + ex);
+            return;
+        }
+        // The first RPC's receive goes first: a fast client may start it as soon as it sees the advertise.
+        receives.get(0).wrId(WR_DATA_RECV).noSge();
+        qp.postReceive(receives, 1);
+        send(new MrspMessage.Advertise(advertise));
+    }
+
+    private void replyError(int code, String why) {
+        mrspErrors++;
+        // a peer can send any number of bad messages: the first few are logged, the rest counted
+        LOG.log(mrspErrors <= LOGGED_MRSP_ERRORS ? System.Logger.Level.INFO : System.Logger.Level.DEBUG,
+                "NAAICE connection {0}: MRSP error {1} ({2}): {3}", number, code, Mrsp.errorName(code), why);
+        postMrspReceive();
+        errorReply = true;
+        send(new MrspMessage.Error(code));
+    }
+
+    private void send(MrspMessage m) {
+        long half = Mrsp.MAX_MESSAGE;
+        int len = Mrsp.encode(m, mrsp.segment().asSlice(half));
+        sends.get(0).wrId(WR_MRSP_SEND).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).sge(mrsp, half, len);
+        machine.moveTo(NaaState.MRSP_SENDING);
+        qp.postSend(sends, 1);
+    }
+
+    private void postMrspReceive() {
+        receives.get(0).wrId(WR_MRSP_RECV).sge(mrsp, 0, Mrsp.MAX_MESSAGE);
+        qp.postReceive(receives, 1);
+    }
+
+    private void rpc(int imm, int bytes) {
+        if (imm == Immediate.HOST_ERROR) {
+            LOG.log(System.Logger.Level.INFO, "NAAICE connection {0}: the client signalled a host error (immediate 0)", number);
+            receives.get(0).wrId(WR_DATA_RECV).noSge();
+            qp.postReceive(receives, 1);
+            return;
+        }
+        machine.moveTo(NaaState.CALCULATING);
+        rpcs++;
+        server.rpcs.incrementAndGet();
+        rpcStart = System.nanoTime();
+        int fn = Immediate.functionCode(imm);
+        Kernel kernel = fn == 0 ? null : server.kernels.get(fn);
+        int code;
+        if (kernel == null) {
+            LOG.log(System.Logger.Level.INFO, "NAAICE connection {0}: RPC {1} asks for unknown function {2}", number, rpcs, fn);
+            code = Immediate.APPLICATION_ERROR;
+        } else {
+            List<MemorySegment> segs = new ArrayList<>(params.size());
+            List<Integer> flags = new ArrayList<>(params.size());
+            for (ServerRegion r : params) {
+                segs.add(r.mr().segment().asSlice(0, r.size()));
+                flags.add(r.flags());
+            }
+            try {
+                code = kernel.run(new KernelCall(fn, imm, rpcs, List.copyOf(segs), List.copyOf(flags), List.copyOf(internals)));
+                if (code < 0 || code > 255) {
+                    code = Immediate.APPLICATION_ERROR;
+                }
+            } catch (Exception | Error e) {
+                LOG.log(System.Logger.Level.INFO, "NAAICE connection " + number + ": kernel " + fn + " failed", e);
+                code = Immediate.APPLICATION_ERROR;
+            }
+        }
+        kernelNanos = System.nanoTime() - rpcStart;
+        // The next RPC's receive goes first: the client starts it as soon as it sees this reply.
+        receives.get(0).wrId(WR_DATA_RECV).noSge();
+        qp.postReceive(receives, 1);
+        int n = 0;
+        if (code == 0) {
+            for (ServerRegion r : params) {
+                if ((r.flags() & RegionFlags.OUTPUT) != 0) {
+                    SendRequest w = sends.get(n++).wrId(WR_WRITE).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                            .rdma(r.hostAddress(), r.hostRkey());
+                    if (r.size() > 0) {
+                        w.sge(r.mr(), 0, (int) r.size());
+                    }
+                }
+            }
+        }
+        if (n == 0) {
+            // An error, or no output region: a zero-length write-with-imm to the host's region 0.
+            ServerRegion r0 = params.isEmpty() ? null : params.get(0);
+            sends.get(n++).wrId(WR_WRITE).rdma(r0 == null ? 0 : r0.hostAddress(), r0 == null ? 0 : r0.hostRkey());
+        }
+        sends.at(n - 1).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
+                .immediateData(Immediate.reply(code));
+        writesPending = n;
+        machine.moveTo(NaaState.DATA_SENDING);
+        qp.postSend(sends, n);
+    }
+
+    private void fail(String why) {
+        boolean expected;
+        synchronized (this) {
+            expected = disconnected || stop; // flushed work requests after a disconnect are normal
+        }
+        if (!expected && machine.state() != NaaState.ERROR) {
+            LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1} failed in state {2}: {3}", number, peer,
+                    machine.state(), why);
+            machine.moveTo(NaaState.ERROR);
+        }
+        synchronized (this) {
+            disconnect();
+            stop = true;
+        }
+    }
+
+    private void freeRegions() {
+        for (ServerRegion r : params) {
+            r.mr().close();
+        }
+        params.clear();
+        internals.clear();
+        if (internalMemory != null) {
+            internalMemory.close();
+            internalMemory = null;
+        }
+    }
+
+    private void cleanup() {
+        synchronized (this) {
+            if (cleaned) {
+                return;
+            }
+            cleaned = true;
+        }
+        for (AutoCloseable c : new AutoCloseable[]{id, cq, channel, pd, sends, receives, completions}) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                LOG.log(System.Logger.Level.DEBUG, "NAAICE connection " + number + ": closing " + c, e);
+            }
+        }
+        if (internalMemory != null) {
+            internalMemory.close();
+        }
+        if (machine.state() != NaaState.ERROR && machine.state() != NaaState.DISCONNECTED) {
+            machine.moveTo(NaaState.FINISHED);
+        }
+        machine.moveTo(NaaState.DISCONNECTED);
+        server.removed(this);
+        LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1} closed after {2} RPCs{3}", number, peer, rpcs,
+                mrspErrors == 0 ? "" : " and " + mrspErrors + " failed region setups");
+    }
+}

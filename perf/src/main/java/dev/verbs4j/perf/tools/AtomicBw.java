@@ -1,0 +1,30 @@
+package dev.verbs4j.perf.tools;
+
+import java.io.PrintStream;
+
+/**
+ * {@code ib_atomic_bw}: the Java twin of perftest's tool of that name, measuring atomic bandwidth: a stream of 8-byte atomics on the server's buffer. Same options,
+ * output and exit statuses as perftest 4.5, and its wire protocol, so either side can be the C
+ * program (TCP exchange by default, RDMA CM with {@code -R}). Without a host argument it is the
+ * server; with one, the client. Each run owns and frees the verbs objects it creates.
+ */
+public final class AtomicBw {
+
+    private AtomicBw() {
+    }
+
+    /** Runs the tool and exits with its status. */
+    public static void main(String[] args) {
+        int rc = run(args, System.out, System.err);
+        System.out.flush();
+        System.exit(rc & 0xff);
+    }
+
+    /**
+     * Runs the tool, writing to {@code out} and {@code err}; returns the status {@code ib_atomic_bw}
+     * exits with. Interrupting the calling thread ends a waiting run with status 1.
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        return Perftest.run("ib_atomic_bw", PerfOptions.Verb.ATOMIC, PerfOptions.Kind.BW, args, out, err);
+    }
+}

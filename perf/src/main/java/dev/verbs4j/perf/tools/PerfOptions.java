@@ -1,0 +1,533 @@
+package dev.verbs4j.perf.tools;
+
+import dev.verbs4j.verbs.tools.Getopt;
+
+import java.io.PrintStream;
+import java.util.List;
+
+/**
+ * The command line of one perftest tool, parsed as perftest 4.5 parses it: the same option
+ * letters and long names, the same range checks and dependency rules, the same messages (on
+ * stderr) and exit statuses for wrong or incompatible options. Pure value holder; no native
+ * resources.
+ */
+final class PerfOptions {
+
+    /** The operation a tool measures. */
+    enum Verb {
+        SEND("Send"), WRITE("RDMA_Write"), READ("RDMA_Read"), ATOMIC("Atomic");
+
+        /** The name in the header's title line. */
+        final String title;
+
+        Verb(String title) {
+            this.title = title;
+        }
+    }
+
+    /** Latency or bandwidth. */
+    enum Kind { LAT, BW }
+
+    /** The two atomic operations, named as on the command line. */
+    enum AtomicType { CMP_AND_SWAP, FETCH_AND_ADD }
+
+    /** Which single number {@code --output} prints instead of the tables. */
+    enum Output { FULL, BANDWIDTH, MESSAGE_RATE, LATENCY }
+
+    static final int DEFAULT_PORT = 18515;
+    static final int MAX_SIZE = 8388608;
+    static final int MIN_ITER = 5;
+    static final int MAX_ITER = 100_000_000;
+    static final String VERSION = "6.06";
+
+    /** Status of -h and -V (perftest's mains return failure for both). */
+    static final int HELP_EXIT = 1;
+
+    // Short letters for long options without a short twin (never typed by users).
+    private static final char REPORT_GBITS = '\u0101';
+    private static final char OUTPUT = '\u0102';
+    private static final char OUT_JSON = '\u0103';
+    private static final char SOURCE_IP = '\u0104';
+    private static final char OUT_JSON_FILE = '\u0105';
+    private static final char DONT_XCHG = '\u0106';
+    private static final char RETRY_COUNT = '\u0107';
+
+    private static final String SHORT = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:r:Q:A:l:D:T:L:aFezRhbNVCHUO"
+            + REPORT_GBITS + OUTPUT + ":" + OUT_JSON + SOURCE_IP + ":" + OUT_JSON_FILE + ":" + DONT_XCHG
+            + RETRY_COUNT + ":";
+    private static final String[] LONG = {
+        "limit_bw:w", "limit_msgrate:y", "port:p", "ib-dev:d", "ib-port:i", "mtu:m", "size:s", "iters:n",
+        "tx-depth:t", "qp-timeout:u", "sl:S", "gid-index:x", "connection:c", "qp:q", "inline_size:I", "outs:o",
+        "rx-depth:r", "cq-mod:Q", "atomic_type:A", "post_list:l", "duration:D", "tos:T", "hop_limit:L", "all:a",
+        "CPU-freq:F", "events:e", "com_rdma_cm:z", "rdma_cm:R", "help:h", "bidirectional:b", "noPeak:N",
+        "version:V", "report-cycles:C", "report-histogram:H", "report-unsorted:U", "dualport:O",
+        "report_gbits:" + REPORT_GBITS, "output:" + OUTPUT, "out_json:" + OUT_JSON, "source_ip:" + SOURCE_IP,
+        "out_json_file:" + OUT_JSON_FILE, "dont_xchg_versions:" + DONT_XCHG, "retry_count:" + RETRY_COUNT,
+    };
+
+    final String program;
+    final Verb verb;
+    final Kind kind;
+
+    String deviceName;
+    int ibPort = 1;
+    int tcpPort = DEFAULT_PORT;
+    int mtu;               // 0: the port's active MTU
+    long size;
+    boolean sizeGiven;
+    int iters;
+    boolean itersGiven;
+    int txDepth;
+    boolean txDepthGiven;
+    int rxDepth;
+    int qpTimeout = 14;
+    int sl;
+    int gidIndex = -1;
+    boolean gidGiven;
+    String connection = "RC";
+    int numQps = 1;
+    int inlineSize = -1;
+    int outReads = -1;
+    int cqMod = 100;
+    boolean cqModGiven;
+    AtomicType atomicType = AtomicType.FETCH_AND_ADD;
+    int postList = 1;
+    int duration;
+    int tos = -1;
+    int hopLimit = 64;
+    boolean all;
+    boolean cpuFreq;
+    boolean events;
+    boolean rdmaCm;
+    boolean duplex;
+    boolean noPeak;
+    boolean reportCycles;
+    boolean histogram;
+    boolean unsorted;
+    boolean reportGbits;
+    Output output = Output.FULL;
+    boolean outJson;
+    String outJsonFile;
+    String sourceIp;
+    double limitBw;
+    double limitMsgRate;
+    int retryCount = 7;
+    String serverName;
+    /** Set when parsing ends without the parser's error line (-h, -V, an atomic size). */
+    boolean quietExit;
+
+    PerfOptions(String program, Verb verb, Kind kind) {
+        this.program = program;
+        this.verb = verb;
+        this.kind = kind;
+        this.size = verb == Verb.ATOMIC ? 8 : kind == Kind.LAT ? 2 : 65536;
+        this.iters = verb == Verb.WRITE && kind == Kind.BW ? 5000 : 1000;
+        this.txDepth = kind == Kind.LAT ? 1 : 128;
+        this.rxDepth = verb == Verb.SEND ? 512 : 1;
+    }
+
+    boolean isClient() {
+        return serverName != null;
+    }
+
+    /** Whether this side posts work (the client, both sides of a latency test, both with -b). */
+    boolean printsTxDepth() {
+        return isClient() || duplex;
+    }
+
+    /** The peak is not measured: -N, the send_bw server, over 20000 iterations, -D. */
+    boolean peakOff() {
+        return noPeak || iters > 20000 || duration > 0 || (verb == Verb.SEND && !isClient() && !duplex);
+    }
+
+    /**
+     * Parses {@code args}; returns null to run, else the status to exit with (after the messages).
+     */
+    Integer parse(String[] args, PrintStream out, PrintStream err) {
+        Getopt g = new Getopt(program, args, SHORT, LONG);
+        for (int c; (c = g.next(err)) != -1; ) {
+            String a = g.argument();
+            Integer bad = option(c, a, out, err);
+            if (bad != null) {
+                return bad;
+            }
+        }
+        List<String> ops = g.operands();
+        if (!ops.isEmpty()) {
+            serverName = ops.get(0);
+        }
+        return dependencies(out, err);
+    }
+
+    private Integer option(int c, String a, PrintStream out, PrintStream err) {
+        switch (c) {
+            case 'p' -> {
+                return number(a, "Port", err, v -> tcpPort = v);
+            }
+            case 'd' -> deviceName = a;
+            case 'i' -> {
+                return range(a, "IB Port", 1, 3, err, v -> ibPort = v);
+            }
+            case 'm' -> {
+                return number(a, "MTU", err, v -> mtu = v);
+            }
+            case 's' -> {
+                long factor = 1;
+                String t = a;
+                if (t.endsWith("K")) {
+                    factor = 1024;
+                    t = t.substring(0, t.length() - 1);
+                } else if (t.endsWith("M")) {
+                    factor = 1024 * 1024;
+                    t = t.substring(0, t.length() - 1);
+                }
+                size = Getopt.strtol(t) * factor;
+                sizeGiven = true;
+                if (size < 1 || size > 0x7fffffffL) {
+                    err.print(" Message Size should be between 1 and " + 0x7fffffffL + "\n");
+                    return 1;
+                }
+            }
+            case 'n' -> {
+                itersGiven = true;
+                return range(a, "Iteration num", MIN_ITER, MAX_ITER, err, v -> iters = v);
+            }
+            case 't' -> {
+                txDepthGiven = true;
+                return range(a, "Tx depth", 1, 15000, err, v -> txDepth = v);
+            }
+            case 'u' -> {
+                return number(a, "QP Timeout", err, v -> qpTimeout = v & 0xff);
+            }
+            case 'S' -> {
+                Integer bad = number(a, "Service Level", err, v -> sl = v & 0xff);
+                if (bad != null) {
+                    return bad;
+                }
+                if (sl > 15) {
+                    err.print(" Only 15 Service levels\n");
+                    return 1;
+                }
+            }
+            case 'x' -> {
+                gidGiven = true;
+                return range(a, "Gid index", 0, 64, err, v -> gidIndex = v);
+            }
+            case 'c' -> {
+                connection = a;
+                if (!a.equals("RC")) {
+                    // UC, UD, XRC, DC, SRD: not available in this implementation yet
+                    err.print(" " + program + ": connection type " + a + " is not supported by verbs4j (RC only)\n");
+                    return 1;
+                }
+            }
+            case 'q' -> {
+                if (kind != Kind.BW) {
+                    err.print(" Multiple QPs only available on bw tests\n");
+                    return 1;
+                }
+                return range(a, "num of Qps", 1, 16384, err, v -> numQps = v);
+            }
+            case 'I' -> {
+                Integer bad = range(a, "Max inline", 0, 912, err, v -> inlineSize = v);
+                if (bad != null) {
+                    return bad;
+                }
+                if (verb == Verb.READ || verb == Verb.ATOMIC) {
+                    err.print(" Inline feature not available on READ/Atomic verbs\n");
+                    return 1;
+                }
+            }
+            case 'o' -> {
+                Integer bad = number(a, "Outstanding Reads", err, v -> outReads = v);
+                if (bad != null) {
+                    return bad;
+                }
+                if (verb != Verb.READ && verb != Verb.ATOMIC) {
+                    err.print(" Setting Outstanding reads only available on READ verb\n");
+                    return 1;
+                }
+            }
+            case 'r' -> {
+                Integer bad = range(a, " Rx depth", 1, 16384, err, v -> rxDepth = v);
+                if (bad != null) {
+                    return bad;
+                }
+                if (verb != Verb.SEND && rxDepth > 1) {
+                    err.print(" On RDMA verbs rx depth can be only 1\n");
+                    return 1;
+                }
+            }
+            case 'Q' -> {
+                cqModGiven = true;
+                return range(a, "CQ moderation", 1, 1024, err, v -> cqMod = v);
+            }
+            case 'A' -> {
+                if (verb != Verb.ATOMIC) {
+                    err.print(" You are not running the atomic_lat/bw test!\n");
+                    err.print(" To change the atomic action type, you must run one of the atomic tests\n");
+                    return 1;
+                }
+                if (a.equals("CMP_AND_SWAP")) {
+                    atomicType = AtomicType.CMP_AND_SWAP;
+                } else if (a.equals("FETCH_AND_ADD")) {
+                    atomicType = AtomicType.FETCH_AND_ADD;
+                } else {
+                    err.print(" Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}\n");
+                    return 1;
+                }
+            }
+            case 'l' -> {
+                return number(a, "Send Post List size", err, v -> postList = v);
+            }
+            case 'D' -> {
+                Integer bad = number(a, "Duration period", err, v -> duration = v);
+                if (bad != null) {
+                    return bad;
+                }
+                if (duration <= 0) {
+                    err.print(" Duration period must be positive\n");
+                    return 1;
+                }
+            }
+            case 'T' -> {
+                return range(a, "TOS", 0, 255, err, v -> tos = v);
+            }
+            case 'L' -> {
+                return range(a, "Hop Limit", 0, 255, err, v -> hopLimit = v);
+            }
+            case 'a' -> all = true;
+            case 'F' -> cpuFreq = true;
+            case 'e' -> {
+                events = true;
+                if (verb == Verb.WRITE) {
+                    err.print(" Events feature not available on WRITE verb\n");
+                    return 1;
+                }
+            }
+            case 'z' -> {
+                err.print(" " + program + ": -z (rdma_cm data exchange over regular QPs) is not supported by verbs4j\n");
+                return 1;
+            }
+            case 'R' -> rdmaCm = true;
+            case 'h' -> {
+                Usage.print(this, out);
+                quietExit = true;
+                return HELP_EXIT;
+            }
+            case 'b' -> {
+                duplex = true;
+                if (kind == Kind.LAT) {
+                    err.print(" Bidirectional is only available in BW test\n");
+                    return 1;
+                }
+            }
+            case 'N' -> {
+                noPeak = true;
+                if (kind == Kind.LAT) {
+                    err.print(" NoPeak only valid for BW tests\n");
+                    return 1;
+                }
+            }
+            case 'V' -> {
+                out.print("Version: " + VERSION + "\n");
+                quietExit = true;
+                return HELP_EXIT;
+            }
+            case 'C' -> {
+                if (kind != Kind.LAT) {
+                    err.print(" Available only on Latency tests\n");
+                    return 1;
+                }
+                reportCycles = true;
+            }
+            case 'H' -> {
+                if (kind == Kind.BW) {
+                    err.print(" Available only on Latency tests\n");
+                    return 1;
+                }
+                histogram = true;
+            }
+            case 'U' -> {
+                if (kind == Kind.BW) {
+                    err.print(" is Available only on Latency tests\n");
+                    return 1;
+                }
+                unsorted = true;
+                histogram = true;
+            }
+            case 'O' -> {
+                err.print(" " + program + ": dual-port mode is not supported by verbs4j\n");
+                return 1;
+            }
+            case 'w' -> limitBw = parseDouble(a);
+            case 'y' -> limitMsgRate = parseDouble(a);
+            case REPORT_GBITS -> reportGbits = true;
+            case OUTPUT -> {
+                switch (a) {
+                    case "bandwidth" -> output = Output.BANDWIDTH;
+                    case "message_rate" -> output = Output.MESSAGE_RATE;
+                    case "latency" -> output = Output.LATENCY;
+                    default -> {
+                        err.print(" Invalid output type. Valid options are: bandwidth, message_rate, latency\n");
+                        return 1;
+                    }
+                }
+            }
+            case OUT_JSON -> outJson = true;
+            case OUT_JSON_FILE -> {
+                outJson = true;
+                outJsonFile = a;
+            }
+            case SOURCE_IP -> sourceIp = a;
+            case DONT_XCHG -> {
+                // as perftest 4.5: the version check then fails on both sides
+                err.print("Current implementation is not compatible with versions older than 5.70\n");
+                return 1;
+            }
+            case RETRY_COUNT -> {
+                return range(a, "Retry Count", 0, 7, err, v -> retryCount = v);
+            }
+            default -> {
+                err.print(" Invalid Command or flag.\n");
+                err.print(" Please check command line and run again.\n\n");
+                Usage.print(this, out);
+                return 1;
+            }
+        }
+        return null;
+    }
+
+    /** The checks perftest does after parsing (its {@code force_dependencies}). */
+    private Integer dependencies(PrintStream out, PrintStream err) {
+        if (verb == Verb.ATOMIC && (sizeGiven && size != 8 || all)) {
+            out.print(PerfOutput.RESULT_LINE);
+            out.print("Message size cannot be changed for Atomic tests \n");
+            quietExit = true;
+            return 1;
+        }
+        if (all && duration > 0) {
+            err.print(" Duration mode cannot be combined with -a (all sizes)\n");
+            return 1;
+        }
+        if (duration > 0 && kind == Kind.LAT && duplex) {
+            return 1;
+        }
+        if (postList > 1 && iters % postList != 0) {
+            err.print("Number of iterations must be a multiple of post list size\n");
+            return 1;
+        }
+        if (postList < 1) {
+            err.print(" Send Post List size must be positive\n");
+            return 1;
+        }
+        if (mtu != 0 && mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
+            err.print(" Invalid MTU - " + mtu + " \n");
+            err.print(" Please choose mtu from {256,512,1024,2048,4096}\n");
+            return 1;
+        }
+        if (tos != -1 && !rdmaCm) {
+            err.print(" TOS only valid for rdma_cm based QP and RawEth QP \n");
+            return 1;
+        }
+        if (events) {
+            err.print(" " + program + ": -e (CQ events) is not supported by verbs4j yet\n");
+            return 1;
+        }
+        if (duration > 0) {
+            err.print(" " + program + ": -D (duration mode) is not supported by verbs4j yet\n");
+            return 1;
+        }
+        if (outJson) {
+            err.print(" " + program + ": --out_json is not supported by verbs4j yet\n");
+            return 1;
+        }
+        if (all) {
+            size = MAX_SIZE;
+        }
+        if (kind == Kind.LAT) {
+            txDepth = 1;
+        } else {
+            if (txDepth > iters) {
+                txDepth = iters;
+            }
+        }
+        if (verb == Verb.SEND) {
+            if (rxDepth > iters) {
+                rxDepth = iters;
+            }
+            if (!all && rxDepth % 2 == 1) {
+                rxDepth++;
+            }
+        }
+        if (kind == Kind.BW) {
+            boolean forceOne = !cqModGiven && !all && size > 8192 && verb != Verb.ATOMIC;
+            if (forceOne) {
+                cqMod = 1;
+            }
+            if (cqMod > txDepth) {
+                cqMod = txDepth;
+            }
+        } else {
+            cqMod = 1;
+        }
+        if (verb == Verb.READ || verb == Verb.ATOMIC) {
+            inlineSize = 0;
+        } else if (inlineSize < 0) {
+            inlineSize = 0; // an unknown vendor (rxe): no inline by default
+        }
+        return null;
+    }
+
+    @FunctionalInterface
+    private interface IntSink {
+        void set(int v);
+    }
+
+    private static Integer number(String a, String name, PrintStream err, IntSink sink) {
+        if (!isInteger(a)) {
+            err.print(" " + name + " argument " + a + " should be int\n");
+            return 1;
+        }
+        sink.set(Getopt.strtol(a));
+        return null;
+    }
+
+    private static Integer range(String a, String name, int min, int max, PrintStream err, IntSink sink) {
+        if (!isInteger(a)) {
+            err.print(" " + name + " argument " + a + " should be int\n");
+            return 1;
+        }
+        int v = Getopt.strtol(a);
+        if (v < min || v > max) {
+            err.print(" " + name + " should be between " + min + " and " + max + "\n");
+            return 1;
+        }
+        sink.set(v);
+        return null;
+    }
+
+    /** Whether {@code strtol(a, &end, 0)} consumes all of {@code a}. */
+    static boolean isInteger(String a) {
+        String t = a.strip();
+        if (t.startsWith("-") || t.startsWith("+")) {
+            t = t.substring(1);
+        }
+        if (t.isEmpty()) {
+            return false;
+        }
+        if (t.length() > 2 && (t.startsWith("0x") || t.startsWith("0X"))) {
+            return t.substring(2).chars().allMatch(ch -> Character.digit(ch, 16) >= 0);
+        }
+        int radix = t.startsWith("0") ? 8 : 10;
+        return t.chars().allMatch(ch -> Character.digit(ch, radix) >= 0);
+    }
+
+    private static double parseDouble(String a) {
+        try {
+            return Double.parseDouble(a.strip());
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,249 @@
+package dev.verbs4j.perf.tools;
+
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * What the perftest tools print, laid out as perftest 4.5 prints it: the header block, the
+ * address lines, the latency and bandwidth tables, and the arithmetic behind their columns (time
+ * in nanoseconds from {@link System#nanoTime()}, so there is no clock calibration to fail).
+ */
+final class PerfOutput {
+
+    /** perftest's separator: 87 dashes and a newline. */
+    static final String RESULT_LINE = "-".repeat(87) + "\n";
+
+    static final String LAT_HEADER = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
+            + "    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
+    static final String BW_HEADER_MB = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n";
+    static final String BW_HEADER_GB = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n";
+
+    /** Latency samples dropped from the top (perftest's LAT_MEASURE_TAIL). */
+    static final int TAIL = 2;
+
+    private PerfOutput() {
+    }
+
+    /** What the header shows about the run, beyond the options. */
+    record HeaderInfo(String device, int mtuBytes, boolean ethernet, int gidIndex, int outReads, boolean relaxedOrdering) {
+    }
+
+    /** The header block ({@code ctx_print_test_info}), with its leading and trailing dashed lines. */
+    static String header(PerfOptions o, HeaderInfo h) {
+        StringBuilder s = new StringBuilder(RESULT_LINE);
+        s.append(" ".repeat(20)).append(o.verb.title).append(' ');
+        if (o.verb == PerfOptions.Verb.ATOMIC) {
+            s.append(o.atomicType.name()).append(' ');
+        }
+        if (o.duplex) {
+            s.append("Bidirectional ");
+        }
+        if (o.postList > 1) {
+            s.append("Post List ");
+        }
+        s.append(o.kind == PerfOptions.Kind.BW ? "BW " : "Latency ").append("Test\n");
+        s.append(" Dual-port       : OFF\t\tDevice         : ").append(h.device()).append('\n');
+        s.append(" Number of qps   : ").append(o.numQps).append("\t\tTransport type : IB\n");
+        s.append(" Connection type : ").append(o.connection).append("\t\tUsing SRQ      : OFF\n");
+        s.append(" PCIe relax order: ").append(h.relaxedOrdering() ? "ON" : "OFF").append('\n');
+        s.append(" ibv_wr* API     : OFF\n");
+        if (o.printsTxDepth()) {
+            s.append(" TX depth        : ").append(o.txDepth).append('\n');
+        }
+        if (o.postList > 1) {
+            s.append(" Post List       : ").append(o.postList).append('\n');
+        }
+        if (o.verb == PerfOptions.Verb.SEND && (!o.isClient() || o.duplex)) {
+            s.append(" RX depth        : ").append(o.rxDepth).append('\n');
+        }
+        if (o.kind == PerfOptions.Kind.BW) {
+            s.append(" CQ Moderation   : ").append(o.cqMod).append('\n');
+        }
+        s.append(" Mtu             : ").append(h.mtuBytes()).append("[B]\n");
+        s.append(" Link type       : ").append(h.ethernet() ? "Ethernet" : "IB").append('\n');
+        if (h.gidIndex() >= 0) {
+            s.append(" GID index       : ").append(h.gidIndex()).append('\n');
+        }
+        if (o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.ATOMIC) {
+            s.append(" Outstand reads  : ").append(h.outReads()).append('\n');
+        } else {
+            s.append(" Max inline data : ").append(o.inlineSize).append("[B]\n");
+        }
+        s.append(" rdma_cm QPs\t : ").append(o.rdmaCm ? "ON" : "OFF").append('\n');
+        s.append(" Data ex. method : ").append(o.rdmaCm ? "rdma_cm" : "Ethernet").append('\n');
+        s.append(RESULT_LINE);
+        if (o.rdmaCm && !o.isClient()) {
+            s.append(" Waiting for client rdma_cm QP to connect\n");
+            s.append(" Please run the same command with the IB/RoCE interface IP\n");
+            s.append(RESULT_LINE);
+        }
+        return s.toString();
+    }
+
+    /** One side's address lines ({@code ctx_print_pingpong_data}). */
+    static String address(PerfOptions o, String side, Wire.Dest d) {
+        StringBuilder s = new StringBuilder();
+        s.append(' ').append(side).append(" address: LID ").append(alt(d.lid(), 4)).append(" QPN ").append(alt(d.qpn(), 6))
+                .append(" PSN ").append(alt(d.psn(), 6));
+        if (o.verb == PerfOptions.Verb.READ) {
+            s.append(" OUT ").append(alt(d.outReads(), 4));
+        }
+        if (o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.WRITE) {
+            s.append(" RKey ").append(alt(d.rkey() & 0xffffffffL, 8)).append(" VAddr ").append(alt(d.vaddr(), 16));
+        }
+        s.append('\n');
+        s.append(" GID: ");
+        byte[] g = d.gid();
+        for (int i = 0; i < g.length; i++) {
+            if (i > 0) {
+                s.append(':');
+            }
+            s.append(String.format(Locale.ROOT, "%02d", g[i] & 0xff));
+        }
+        s.append('\n');
+        return s.toString();
+    }
+
+    /** C's {@code %#0<width>x}: "0x" and zero padding up to {@code width} characters; all zeros for 0. */
+    static String alt(long value, int width) {
+        if (value == 0) {
+            return "0".repeat(width);
+        }
+        String hex = Long.toHexString(value);
+        int pad = Math.max(0, width - 2 - hex.length());
+        return "0x" + "0".repeat(pad) + hex;
+    }
+
+    // ---- latency ----
+
+    /** The columns of one latency row, in microseconds. */
+    record Latency(double min, double max, double typical, double avg, double stdev, double p99, double p999) {
+    }
+
+    /**
+     * The latency columns from the post times {@code tposted[0..iters-1]} (ns): the gaps between
+     * consecutive posts, divided by {@code rttFactor}, sorted, the two largest dropped.
+     */
+    static Latency latency(long[] tposted, int iters, int rttFactor, boolean cycles) {
+        int samples = iters - 1;
+        double[] d = new double[samples];
+        double unit = cycles ? 1.0 : 1000.0;
+        for (int i = 0; i < samples; i++) {
+            d[i] = (tposted[i + 1] - tposted[i]) / unit / rttFactor;
+        }
+        Arrays.sort(d);
+        int n = samples - TAIL;
+        double median = n % 2 == 1 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            sum += d[i];
+        }
+        double avg = sum / n;
+        double var = 0;
+        for (int i = 0; i < n; i++) {
+            double dev = avg - d[i];
+            var += dev * dev;
+        }
+        double stdev = Math.sqrt(var / n);
+        int i99 = (int) Math.ceil(n * 0.99);
+        int i999 = (int) Math.ceil(n * 0.999);
+        return new Latency(d[0], d[n], median, avg, stdev, d[Math.min(i99, samples - 1)], d[Math.min(i999, samples - 1)]);
+    }
+
+    /** One latency row ({@code %-7lu %lu ...}). */
+    static String latencyRow(long size, int iters, Latency l) {
+        return String.format(Locale.ROOT, " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
+                size, iters, l.min(), l.max(), l.typical(), l.avg(), l.stdev(), l.p99(), l.p999());
+    }
+
+    /** The per-sample lines of -H / -U. */
+    static void histogram(PrintStream out, long[] tposted, int iters, int rttFactor, boolean sorted) {
+        int samples = iters - 1;
+        double[] d = new double[samples];
+        for (int i = 0; i < samples; i++) {
+            d[i] = (tposted[i + 1] - tposted[i]) / 1000.0 / rttFactor;
+        }
+        if (sorted) {
+            Arrays.sort(d);
+        }
+        out.print("#, usec\n");
+        for (int i = 0; i < samples; i++) {
+            out.print(String.format(Locale.ROOT, "%d, %g\n", i + 1, d[i]));
+        }
+    }
+
+    // ---- bandwidth ----
+
+    /** One side's bandwidth result (the five values perftest exchanges). */
+    record Bw(long size, long iters, double peak, double avg, double msgRate) {
+
+        Bw plus(Bw other) {
+            return new Bw(size, iters, peak + other.peak, avg + other.avg, msgRate + other.msgRate);
+        }
+    }
+
+    /**
+     * The bandwidth result of {@code n} operations of {@code size} bytes from the post times and
+     * completion times (ns); {@code cqMod}/{@code postList} give the windows of the peak.
+     */
+    static Bw bandwidth(PerfOptions o, long size, int n, long[] tposted, long[] tcompleted, boolean peakOff) {
+        double factor = o.reportGbits ? 125_000_000.0 : 1_048_576.0;
+        long t0 = tposted[0];
+        long t1 = tcompleted[n - 1];
+        double ns = Math.max(1, t1 - t0);
+        double avg = size * (double) n * 1e9 / (ns * factor);
+        double rate = n * 1e9 / ns / 1e6;
+        double peak = 0;
+        if (!peakOff) {
+            long best = t1 - t0;
+            int step = Math.max(1, o.postList);
+            int mod = Math.max(1, o.cqMod);
+            for (int i = 0; i < n; i += step) {
+                for (int j = roundUp(i + 1, mod) - 1; j < n; j += mod) {
+                    long t = (tcompleted[j] - tposted[i]) / (j - i + 1);
+                    if (t < best) {
+                        best = t;
+                    }
+                }
+                if (n % mod != 0) {
+                    int j = n - 1;
+                    long t = (tcompleted[j] - tposted[i]) / (j - i + 1);
+                    if (t < best) {
+                        best = t;
+                    }
+                }
+            }
+            peak = size * 1e9 / (Math.max(1, best) * factor);
+        }
+        return new Bw(size, n, peak, avg, rate);
+    }
+
+    private static int roundUp(int v, int to) {
+        return (v + to - 1) / to * to;
+    }
+
+    static String bwHeader(PerfOptions o) {
+        return o.reportGbits ? BW_HEADER_GB : BW_HEADER_MB;
+    }
+
+    /** One bandwidth row ({@code %-7lu    %-10lu ...}). */
+    static String bwRow(PerfOptions o, Bw b) {
+        if (o.reportGbits && b.avg() < 0.1) {
+            return String.format(Locale.ROOT, " %-7d    %d           %-7.6f            %-7.6f            %-7.6f\n",
+                    b.size(), b.iters(), b.peak(), b.avg(), b.msgRate());
+        }
+        return String.format(Locale.ROOT, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f\n",
+                b.size(), b.iters(), b.peak(), b.avg(), b.msgRate());
+    }
+
+    /** The single value {@code --output} asks for, or null for the full table. */
+    static String single(PerfOptions o, Bw b, Latency l) {
+        return switch (o.output) {
+            case FULL -> null;
+            case BANDWIDTH -> b == null ? null : String.format(Locale.ROOT, "%f\n", b.avg());
+            case MESSAGE_RATE -> b == null ? null : String.format(Locale.ROOT, "%f\n", b.msgRate());
+            case LATENCY -> l == null ? null : String.format(Locale.ROOT, "%f\n", l.avg());
+        };
+    }
+}

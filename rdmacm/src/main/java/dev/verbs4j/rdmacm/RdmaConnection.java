@@ -1,0 +1,932 @@
+package dev.verbs4j.rdmacm;
+
+import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.CompletionChannel;
+import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.Context;
+import dev.verbs4j.verbs.MemoryRegion;
+import dev.verbs4j.verbs.Opcode;
+import dev.verbs4j.verbs.ProtectionDomain;
+import dev.verbs4j.verbs.QpType;
+import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.QueuePairAttributes;
+import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.ReceiveRequests;
+import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.SendRequests;
+import dev.verbs4j.verbs.VerbsException;
+import dev.verbs4j.verbs.WcStatus;
+import dev.verbs4j.verbs.WorkCompletion;
+import dev.verbs4j.verbs.WorkCompletions;
+import dev.verbs4j.verbs.internal.Libc;
+
+import java.io.InterruptedIOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A reliable, message-oriented RDMA connection (an RC queue pair driven by the connection
+ * manager): the socket of this library. {@link #connect} opens one to an {@link RdmaServer};
+ * the server's {@link RdmaServer#accept} hands out the other end.
+ *
+ * <p><b>Messages.</b> {@link #send} copies one message (0 to {@link
+ * ConnectionOptions#maxMessageSize()} bytes) into a free slot of the connection's registered send
+ * ring and posts it; it returns once posted, blocking while all {@link
+ * ConnectionOptions#sendDepth()} slots are in flight or while the peer has no receive free for it
+ * (see below). {@link #receive} copies the next message out of the registered receive ring and
+ * posts that slot again. Message boundaries are kept. {@link #trySend} and {@link #tryReceive}
+ * never block; {@link #flush} waits until every posted send has completed.
+ *
+ * <p><b>Flow control.</b> A sender never gets ahead of its receiver: it posts a message only while
+ * it holds a <em>credit</em>, one for each receive the peer has posted for it, so the peer's
+ * hardware always finds a receive and never answers receiver-not-ready. Both ends of a connection
+ * are this class; the protocol between them:
+ * <ul>
+ *   <li>Each side posts {@code receiveDepth + 1} receives of {@code maxMessageSize} bytes: {@code
+ *       receiveDepth} for messages and one reserved for credit updates.</li>
+ *   <li>Every message is a SEND_WITH_IMM. Its 32-bit immediate value carries, in bits 0–15, how
+ *       many message receives the sender has posted again since it last said so (credits it
+ *       returns), in bits 16–30 how many of the peer's credit updates it has taken since it last
+ *       said so, and in bit 31 whether it is a credit update (no payload, never delivered to the
+ *       application) rather than a message (of any length, also zero).</li>
+ *   <li>A side starts with no credits and one credit-update credit. Once established, each side
+ *       sends a credit update returning all {@code receiveDepth} receives: its peer's initial
+ *       credits (so each side's {@code receiveDepth} governs what the other may send).</li>
+ *   <li>Sending a message uses one credit; each message and credit update carries the credits
+ *       and the acknowledgements that have piled up. A receive is posted again before its credit
+ *       is counted.</li>
+ *   <li>When a side has posted again at least half of its {@code receiveDepth} receives (at least
+ *       one) without having returned them, it sends a credit update, provided it holds the
+ *       credit-update credit; the update uses it up, and it comes back with the acknowledgement
+ *       in the peer's next message or update. A received credit update's receive is posted again
+ *       at once. Acknowledgements alone never cause a credit update, so updates cannot
+ *       ping-pong.</li>
+ * </ul>
+ * No deadlock: a sender without credits has sent {@code receiveDepth} messages the receiver has
+ * not returned. Once the receiver has read them all it owes at least half, and its update credit
+ * is free, because the sender's first message after the receiver's previous update carried the
+ * acknowledgement (the sender had to send one to use up the credits that update brought). The
+ * credit update is sent from whichever call on the connection notices that it is due: the read
+ * itself, or any later call that takes completions. The connection manager's receiver-not-ready
+ * retries stay unlimited only as a backstop; the protocol never relies on them.
+ *
+ * <p><b>Outcomes.</b> Every blocking call has a timeout and ends with a result or a {@link
+ * RdmaConnectionException}: an {@link RdmaTimeoutException} when the time is up (the connection
+ * stays usable), {@link RdmaConnectionException.Kind#CLOSED} once {@link #close()} was called
+ * (also from another thread, which wakes blocked callers), {@link
+ * RdmaConnectionException.Kind#PEER_DISCONNECTED} for a send after the peer disconnected, and
+ * {@link RdmaConnectionException.Kind#EVENT} / {@link RdmaConnectionException.Kind#WORK_COMPLETION}
+ * when the connection broke (device removal, an error completion). After the peer disconnected,
+ * {@link #receive} returns the messages that had arrived, then {@link #END_OF_STREAM}. When the
+ * peer disconnects this side disconnects too, so that both see DISCONNECTED promptly.
+ *
+ * <p><b>Ownership.</b> The connection owns everything it uses: its connection id and event
+ * channel, a protection domain, a completion queue with its completion channel, the queue pair,
+ * the two registered rings and the work request arrays. {@link #close()} frees them all; the
+ * device context belongs to librdmacm and stays open.
+ *
+ * <p><b>Threads.</b> All methods are thread-safe; one thread sending while another receives is
+ * the intended use. Blocked callers share the waiting: one of them sleeps on the connection's file
+ * descriptors, the others on a condition.
+ */
+public final class RdmaConnection implements AutoCloseable {
+
+    /** What {@link #receive} returns after the peer disconnected and every message was read. */
+    public static final int END_OF_STREAM = -1;
+    /** What {@link #tryReceive} returns when no message is there yet. */
+    public static final int WOULD_BLOCK = -2;
+
+    private static final System.Logger LOG = System.getLogger(RdmaConnection.class.getName());
+    private static final long SEND_TAG = 1L << 40;
+    private static final long CONTROL_TAG = 1L << 41;
+    /** Receives reserved for credit updates (the peer's credit-update credits). */
+    private static final int CONTROL_SLOTS = 1;
+    private static final int IMM_CONTROL = 1 << 31;
+    private static final int IMM_CREDITS = 0xffff;
+    private static final int IMM_ACKS_SHIFT = 16;
+    private static final int IMM_ACKS = 0x7fff;
+
+    private enum State { CONNECTING, OPEN, PEER_CLOSED, FAILED }
+
+    private final ConnectionOptions options;
+    private final CmId id;
+    private final int slot;
+    private final ProtectionDomain pd;
+    private final CompletionChannel completionChannel;
+    private final CompletionQueue cq;
+    private final QueuePair qp;
+    private final MemoryRegion sendRing;
+    private final MemoryRegion receiveRing;
+    private final SendRequests sendRequests = new SendRequests(1, 1);
+    private final ReceiveRequests receiveRequests = new ReceiveRequests(1, 1);
+    private final WorkCompletions completions;
+    private final int wakeFd;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition progressed = lock.newCondition();
+    private final ArrayDeque<Integer> freeSendSlots = new ArrayDeque<>();
+    private final ArrayDeque<long[]> arrived = new ArrayDeque<>();
+    /** Credit updates are due once this many receives were posted again without being returned. */
+    private final int returnThreshold;
+    /** Messages this side may still send: receives the peer has posted for them. */
+    private int credits;
+    /** Credit updates this side may still send: reserved receives of the peer. */
+    private int controlCredits = CONTROL_SLOTS;
+    /** Credit updates posted whose send has not completed. */
+    private int controlInFlight;
+    /** Message receives posted (again) and not yet returned to the peer as credits. */
+    private int creditsToReturn;
+    /** The peer's credit updates taken and not yet acknowledged. */
+    private int acksToReturn;
+    private EventChannel events;
+    private int[] fds;
+    private State state = State.CONNECTING;
+    private RdmaConnectionException failure;
+    private CmEventType endEvent;
+    private boolean disconnectCalled;
+    private boolean closing;
+    private boolean released;
+    private boolean pollerActive;
+    /** A caller sleeps in poll() on the connection's fds: the others leave the channels and the queue to it. */
+    private boolean pollerSleeping;
+    private int callers;
+    private byte[] peerPrivateData = new byte[0];
+    private InetSocketAddress localAddress;
+    private InetSocketAddress remoteAddress;
+
+    /**
+     * Creates the resources on {@code id} (bound to a device) and posts every receive. On failure
+     * frees what it created and throws; the id stays the caller's.
+     */
+    RdmaConnection(CmId id, EventChannel events, ConnectionOptions options) {
+        this.options = options;
+        this.id = id;
+        this.events = events;
+        this.slot = options.maxMessageSize();
+        this.returnThreshold = Math.max(1, options.receiveDepth() / 2);
+        int receives = options.receiveDepth() + CONTROL_SLOTS;
+        int sends = options.sendDepth() + CONTROL_SLOTS;
+        Context context = id.context();
+        ProtectionDomain pd = null;
+        CompletionChannel channel = null;
+        CompletionQueue cq = null;
+        int wake = -1;
+        WorkCompletions wcs = null;
+        try {
+            pd = context.allocateProtectionDomain();
+            channel = context.createCompletionChannel();
+            cq = context.createCompletionQueue(sends + receives, channel, 0);
+            this.qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(sends)
+                    .maxRecvWr(receives).maxSendSge(1).maxRecvSge(1));
+            this.sendRing = pd.allocateRegion((long) slot * options.sendDepth(), Access.LOCAL_WRITE);
+            this.receiveRing = pd.allocateRegion((long) slot * receives, Access.LOCAL_WRITE);
+            wcs = new WorkCompletions(Math.min(64, sends + receives));
+            wake = Libc.eventfd();
+            for (int i = 0; i < options.sendDepth(); i++) {
+                freeSendSlots.add(i);
+            }
+            for (int i = 0; i < receives; i++) {
+                postReceive(i);
+            }
+            // the peer's initial credits, returned by the first credit update once established
+            creditsToReturn = options.receiveDepth();
+        } catch (RuntimeException e) {
+            if (wake >= 0) {
+                Libc.close(wake);
+            }
+            if (wcs != null) {
+                wcs.close();
+            }
+            sendRequests.close();
+            receiveRequests.close();
+            QueuePair q = id.queuePair();
+            closeQuietly(q);
+            closeQuietly(pd);
+            closeQuietly(cq);
+            closeQuietly(channel);
+            throw e;
+        }
+        this.pd = pd;
+        this.completionChannel = channel;
+        this.cq = cq;
+        this.completions = wcs;
+        this.wakeFd = wake;
+    }
+
+    /**
+     * Connects to the {@link RdmaServer} (or any RDMA CM listener) at {@code remote}: resolves
+     * the address and the route, creates the connection's resources, connects, and waits for the
+     * connection to be established, all within {@code timeout}.
+     *
+     * @param remote  the server's address (an address of an RDMA device's network interface)
+     * @param local   the local address to connect from (port 0: any port), or null to let the
+     *                routing table choose
+     * @param options sizes and private data; {@link ConnectionOptions#DEFAULT} when null
+     * @param timeout the limit for the whole connect
+     * @return the established connection; the caller owns it
+     * @throws RdmaTimeoutException    when not established within {@code timeout}
+     * @throws RdmaConnectionException of kind EVENT for ADDR_ERROR, ROUTE_ERROR, REJECTED (with
+     *                                 the rejecter's private data), UNREACHABLE, CONNECT_ERROR,
+     *                                 DEVICE_REMOVAL, DISCONNECTED; of kind VERBS_ERROR when a
+     *                                 call fails at once
+     */
+    public static RdmaConnection connect(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
+                                         Duration timeout) throws RdmaConnectionException {
+        Objects.requireNonNull(remote, "remote");
+        ConnectionOptions o = options == null ? ConnectionOptions.DEFAULT : options;
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String what = "connect to " + remote;
+        EventChannel channel;
+        try {
+            channel = EventChannel.create();
+        } catch (VerbsException e) {
+            throw RdmaConnectionException.of(e, what);
+        }
+        RdmaConnection connection = null;
+        try {
+            CmId id = channel.createId(PortSpace.TCP);
+            id.resolveAddress(local, remote, millisLeft(deadline, what));
+            expect(channel, CmEventType.ADDR_RESOLVED, deadline, what);
+            id.resolveRoute(millisLeft(deadline, what));
+            expect(channel, CmEventType.ROUTE_RESOLVED, deadline, what);
+            connection = new RdmaConnection(id, channel, o);
+            id.connect(parameters(o.privateData()));
+            CmEvent established = expect(channel, CmEventType.ESTABLISHED, deadline, what);
+            connection.established(established, channel, null);
+            return connection;
+        } catch (VerbsException e) {
+            abandon(connection, channel);
+            throw RdmaConnectionException.of(e, what);
+        } catch (RdmaConnectionException | RuntimeException | Error e) {
+            abandon(connection, channel);
+            throw e;
+        }
+    }
+
+    /** {@link #connect(InetSocketAddress, InetSocketAddress, ConnectionOptions, Duration)} with default options. */
+    public static RdmaConnection connect(InetSocketAddress remote, Duration timeout) throws RdmaConnectionException {
+        return connect(remote, null, null, timeout);
+    }
+
+    private static void abandon(RdmaConnection connection, EventChannel channel) {
+        if (connection != null) {
+            connection.release();
+        }
+        closeQuietly(channel);
+    }
+
+    static ConnectionParameters parameters(byte[] privateData) {
+        return ConnectionParameters.DEFAULT.withRetries(7, 7).withPrivateData(privateData);
+    }
+
+    private static Duration millisLeft(long deadline, String what) throws RdmaTimeoutException {
+        long left = deadline - System.nanoTime();
+        if (left < 1_000_000) {
+            throw new RdmaTimeoutException(what + ": timed out");
+        }
+        return Duration.ofNanos(left);
+    }
+
+    private static CmEvent expect(EventChannel channel, CmEventType type, long deadline, String what)
+            throws RdmaConnectionException {
+        while (true) {
+            long left = deadline - System.nanoTime();
+            CmEvent ev = left <= 0 ? channel.tryGetEvent() : channel.getEvent(Duration.ofNanos(left));
+            if (ev == null) {
+                throw new RdmaTimeoutException(what + ": timed out waiting for " + type);
+            }
+            if (ev.type() == type) {
+                return ev;
+            }
+            if (ev.type() == CmEventType.ADDR_CHANGE) {
+                continue;
+            }
+            throw RdmaConnectionException.of(ev, what);
+        }
+    }
+
+    /**
+     * Called once the connection is established; {@code channel} is the connection's own event
+     * channel, {@code requestData} the private data of the connection request (server side) or null.
+     */
+    void established(CmEvent event, EventChannel channel, byte[] requestData) {
+        lock.lock();
+        try {
+            this.events = channel;
+            this.fds = new int[]{completionChannel.fd(), channel.fd(), wakeFd};
+            this.peerPrivateData = requestData != null ? requestData.clone() : event.privateData();
+            this.localAddress = id.localAddress();
+            this.remoteAddress = id.peerAddress();
+            if (state == State.CONNECTING) {
+                state = State.OPEN;
+            }
+            returnCredits();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            qp.modify(new QueuePairAttributes().minRnrTimer(options.minRnrTimer()));
+        } catch (VerbsException e) {
+            LOG.log(System.Logger.Level.DEBUG, "keeping the connection manager's RNR timer: {0}", e.getMessage());
+        }
+    }
+
+    CmId id() {
+        return id;
+    }
+
+    /** The options the connection was made with. */
+    public ConnectionOptions options() {
+        return options;
+    }
+
+    /** The local address. */
+    public InetSocketAddress localAddress() {
+        return localAddress;
+    }
+
+    /** The peer's address. */
+    public InetSocketAddress remoteAddress() {
+        return remoteAddress;
+    }
+
+    /**
+     * The private data the peer sent with its connect (on the server side) or its accept (on the
+     * client side), zero-padded by the transport to its fixed size.
+     */
+    public byte[] peerPrivateData() {
+        return peerPrivateData.clone();
+    }
+
+    /** Whether the connection can still send: established, not closed, not disconnected, not broken. */
+    public boolean isOpen() {
+        lock.lock();
+        try {
+            return !closing && state == State.OPEN;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Sends {@code message} (its whole size, at most {@link ConnectionOptions#maxMessageSize()}),
+     * waiting up to {@code timeout} for a free send slot and a credit (a receive the peer has
+     * posted). Returns once the message is copied and posted; {@link #flush} waits for its
+     * completion.
+     *
+     * @throws RdmaTimeoutException    when every slot stayed in flight, or the peer's receives
+     *                                 stayed full, for {@code timeout}
+     * @throws RdmaConnectionException when closed, disconnected or broken
+     */
+    public void send(MemorySegment message, Duration timeout) throws RdmaConnectionException {
+        checkSize(message.byteSize());
+        long deadline = deadline(timeout);
+        enter();
+        try {
+            while (true) {
+                progress();
+                checkSendable("send");
+                if (!freeSendSlots.isEmpty() && credits > 0) {
+                    post(message);
+                    return;
+                }
+                if (!await(deadline)) {
+                    throw new RdmaTimeoutException(credits == 0
+                            ? "send: the peer posted no receive for another message within " + timeout
+                            : "send: no send slot free within " + timeout + " (" + options.sendDepth() + " sends in flight)");
+                }
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /** Sends {@code length} bytes of {@code data} from {@code offset} as one message; see {@link #send(MemorySegment, Duration)}. */
+    public void send(byte[] data, int offset, int length, Duration timeout) throws RdmaConnectionException {
+        send(MemorySegment.ofArray(data).asSlice(offset, length), timeout);
+    }
+
+    /** Sends {@code data} as one message; see {@link #send(MemorySegment, Duration)}. */
+    public void send(byte[] data, Duration timeout) throws RdmaConnectionException {
+        send(MemorySegment.ofArray(data), timeout);
+    }
+
+    /**
+     * Sends {@code message} if a send slot and a credit are free, without blocking.
+     *
+     * @return true when posted, false when every slot is in flight or the peer has no receive
+     *         free for it
+     * @throws RdmaConnectionException when closed, disconnected or broken
+     */
+    public boolean trySend(MemorySegment message) throws RdmaConnectionException {
+        checkSize(message.byteSize());
+        enter();
+        try {
+            progress();
+            checkSendable("trySend");
+            if (freeSendSlots.isEmpty() || credits == 0) {
+                return false;
+            }
+            post(message);
+            return true;
+        } finally {
+            leave();
+        }
+    }
+
+    /** {@link #trySend(MemorySegment)} for a byte array. */
+    public boolean trySend(byte[] data) throws RdmaConnectionException {
+        return trySend(MemorySegment.ofArray(data));
+    }
+
+    /**
+     * Waits up to {@code timeout} until every posted send has completed (the peer has the data).
+     *
+     * @throws RdmaTimeoutException    when sends are still in flight after {@code timeout}
+     * @throws RdmaConnectionException when closed, disconnected or broken before they completed
+     */
+    public void flush(Duration timeout) throws RdmaConnectionException {
+        long deadline = deadline(timeout);
+        enter();
+        try {
+            while (true) {
+                progress();
+                if (freeSendSlots.size() == options.sendDepth()) {
+                    return;
+                }
+                checkSendable("flush");
+                if (!await(deadline)) {
+                    throw new RdmaTimeoutException("flush: " + (options.sendDepth() - freeSendSlots.size())
+                            + " sends still in flight after " + timeout);
+                }
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * Receives the next message into {@code buffer}, waiting up to {@code timeout}.
+     *
+     * @return the message's length in bytes, or {@link #END_OF_STREAM} once the peer disconnected
+     *         and every earlier message was received
+     * @throws IllegalArgumentException when the next message is longer than {@code buffer} (it
+     *                                  stays queued)
+     * @throws RdmaTimeoutException     when no message arrived within {@code timeout}
+     * @throws RdmaConnectionException  when closed or broken
+     */
+    public int receive(MemorySegment buffer, Duration timeout) throws RdmaConnectionException {
+        long deadline = deadline(timeout);
+        enter();
+        try {
+            while (true) {
+                progress();
+                int n = take(buffer, "receive");
+                if (n != WOULD_BLOCK) {
+                    return n;
+                }
+                if (!await(deadline)) {
+                    throw new RdmaTimeoutException("receive: no message within " + timeout);
+                }
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /** {@link #receive(MemorySegment, Duration)} into {@code length} bytes of {@code buffer} from {@code offset}. */
+    public int receive(byte[] buffer, int offset, int length, Duration timeout) throws RdmaConnectionException {
+        return receive(MemorySegment.ofArray(buffer).asSlice(offset, length), timeout);
+    }
+
+    /**
+     * Receives the next message as a new array, waiting up to {@code timeout}; null at end of
+     * stream. Otherwise as {@link #receive(MemorySegment, Duration)}.
+     */
+    public byte[] receive(Duration timeout) throws RdmaConnectionException {
+        long deadline = deadline(timeout);
+        enter();
+        try {
+            while (true) {
+                progress();
+                checkNotClosed("receive");
+                if (!arrived.isEmpty()) {
+                    byte[] data = new byte[(int) arrived.peekFirst()[1]];
+                    take(MemorySegment.ofArray(data), "receive");
+                    return data;
+                }
+                int n = take(MemorySegment.NULL, "receive");
+                if (n == END_OF_STREAM) {
+                    return null;
+                }
+                if (!await(deadline)) {
+                    throw new RdmaTimeoutException("receive: no message within " + timeout);
+                }
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * Receives the next message into {@code buffer} if one has arrived, without blocking.
+     *
+     * @return the message's length, {@link #WOULD_BLOCK} when none is there, or {@link
+     *         #END_OF_STREAM}
+     */
+    public int tryReceive(MemorySegment buffer) throws RdmaConnectionException {
+        enter();
+        try {
+            progress();
+            return take(buffer, "tryReceive");
+        } finally {
+            leave();
+        }
+    }
+
+    // ---- internals: all under the lock ----
+
+    private void checkSize(long size) {
+        if (size > slot) {
+            throw new IllegalArgumentException("a message of " + size + " bytes exceeds maxMessageSize " + slot);
+        }
+    }
+
+    private static long deadline(Duration timeout) {
+        long nanos = Math.max(0, timeout.toNanos());
+        long now = System.nanoTime();
+        return now + nanos < now ? Long.MAX_VALUE : now + nanos;
+    }
+
+    private void enter() throws RdmaConnectionException {
+        lock.lock();
+        if (closing) {
+            lock.unlock();
+            throw RdmaConnectionException.closed("connection");
+        }
+        callers++;
+    }
+
+    private void leave() {
+        callers--;
+        progressed.signalAll();
+        lock.unlock();
+    }
+
+    private void checkNotClosed(String what) throws RdmaConnectionException {
+        if (closing) {
+            throw RdmaConnectionException.closed(what);
+        }
+    }
+
+    private void checkSendable(String what) throws RdmaConnectionException {
+        checkNotClosed(what);
+        switch (state) {
+            case FAILED -> throw failure.rethrown(what);
+            case PEER_CLOSED -> throw RdmaConnectionException.peerDisconnected(what, endEvent);
+            case CONNECTING -> throw new IllegalStateException("not established yet");
+            default -> { }
+        }
+    }
+
+    /** The next message into {@code buffer}, END_OF_STREAM, or WOULD_BLOCK; throws when closed or failed. */
+    private int take(MemorySegment buffer, String what) throws RdmaConnectionException {
+        checkNotClosed(what);
+        long[] head = arrived.peekFirst();
+        if (head != null) {
+            int s = (int) head[0];
+            int len = (int) head[1];
+            if (len > buffer.byteSize()) {
+                throw new IllegalArgumentException("the next message has " + len + " bytes, the buffer only " + buffer.byteSize());
+            }
+            MemorySegment.copy(receiveRing.segment(), (long) s * slot, buffer, 0, len);
+            arrived.pollFirst();
+            if (state == State.OPEN && repost(s)) {
+                creditsToReturn++;
+                returnCredits();
+            }
+            return len;
+        }
+        return switch (state) {
+            case PEER_CLOSED -> END_OF_STREAM;
+            case FAILED -> throw failure.rethrown(what);
+            default -> WOULD_BLOCK;
+        };
+    }
+
+    /** Posts {@code message}: needs a free send slot and a credit. */
+    private void post(MemorySegment message) throws RdmaConnectionException {
+        int s = freeSendSlots.pollFirst();
+        int len = (int) message.byteSize();
+        MemorySegment.copy(message, 0, sendRing.segment(), (long) s * slot, len);
+        int returned = creditsToReturn;
+        int acks = acksToReturn;
+        sendRequests.get(0).wrId(SEND_TAG | s).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+                .immediateData(immediate(returned, acks, false)).sge(sendRing, (long) s * slot, len);
+        try {
+            qp.postSend(sendRequests, 1);
+        } catch (VerbsException e) {
+            freeSendSlots.addFirst(s);
+            progress();
+            checkSendable("send");
+            throw RdmaConnectionException.of(e, "send");
+        }
+        credits--;
+        creditsToReturn -= returned;
+        acksToReturn -= acks;
+    }
+
+    private static int immediate(int returned, int acks, boolean control) {
+        return (control ? IMM_CONTROL : 0) | (acks & IMM_ACKS) << IMM_ACKS_SHIFT | (returned & IMM_CREDITS);
+    }
+
+    /**
+     * Sends a credit update when enough receives wait to be returned and the peer has its
+     * reserved receive free for it.
+     */
+    private void returnCredits() {
+        if (creditsToReturn < returnThreshold || controlCredits == 0 || controlInFlight >= CONTROL_SLOTS
+                || state != State.OPEN || closing || released) {
+            return;
+        }
+        int returned = creditsToReturn;
+        int acks = acksToReturn;
+        sendRequests.get(0).wrId(CONTROL_TAG).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+                .immediateData(immediate(returned, acks, true));
+        try {
+            qp.postSend(sendRequests, 1);
+        } catch (VerbsException e) {
+            // the queue pair went to the error state: the CM event or the flush tells why
+            LOG.log(System.Logger.Level.DEBUG, "credit update not sent: {0}", e.getMessage());
+            return;
+        }
+        controlCredits--;
+        controlInFlight++;
+        creditsToReturn -= returned;
+        acksToReturn -= acks;
+    }
+
+    private void postReceive(int s) {
+        receiveRequests.get(0).wrId(s).sge(receiveRing, (long) s * slot, slot);
+        qp.postReceive(receiveRequests, 1);
+    }
+
+    /** Posts receive slot {@code s} again; false when the queue pair no longer takes receives. */
+    private boolean repost(int s) {
+        try {
+            postReceive(s);
+            return true;
+        } catch (VerbsException e) {
+            // the queue pair went to the error state: the CM event or the flush tells why
+            LOG.log(System.Logger.Level.DEBUG, "receive not reposted: {0}", e.getMessage());
+            return false;
+        }
+    }
+
+    /**
+     * Takes pending CM events, completion events and completions; returns how many there were.
+     * Does nothing while another caller sleeps in poll(): taking the event or the completions it
+     * waits for would leave it asleep with the news already taken (a lost wake-up); it wakes on
+     * them and signals the others.
+     */
+    private int progress() {
+        if (released || pollerSleeping) {
+            return 0;
+        }
+        int n = 0;
+        EventChannel ch = events;
+        if (ch != null) {
+            CmEvent ev;
+            while ((ev = ch.tryGetEvent()) != null) {
+                onEvent(ev);
+                n++;
+            }
+        }
+        while (completionChannel.tryGetEvent() != null) {
+            n++;
+        }
+        int got;
+        while ((got = cq.poll(completions)) > 0) {
+            n += got;
+            for (int i = 0; i < got; i++) {
+                onCompletion(completions.get(i));
+            }
+        }
+        if (n > 0) {
+            returnCredits();
+        }
+        return n;
+    }
+
+    private void onCompletion(WorkCompletion wc) {
+        long wrId = wc.wrId();
+        boolean control = (wrId & CONTROL_TAG) != 0;
+        boolean send = control || (wrId & SEND_TAG) != 0;
+        int s = (int) (wrId & 0xffff_ffffL);
+        if (control) {
+            controlInFlight--;
+        } else if (send) {
+            freeSendSlots.addLast(s);
+        }
+        if (wc.isSuccess()) {
+            if (!send) {
+                int imm = (wc.flags() & WorkCompletion.FLAG_WITH_IMM) != 0 ? wc.immediateData() : 0;
+                credits += imm & IMM_CREDITS;
+                controlCredits += (imm >>> IMM_ACKS_SHIFT) & IMM_ACKS;
+                if ((imm & IMM_CONTROL) != 0) {
+                    // the peer's update may arrive before this side saw ESTABLISHED
+                    if ((state == State.OPEN || state == State.CONNECTING) && repost(s)) {
+                        acksToReturn++;
+                    }
+                } else {
+                    arrived.addLast(new long[]{s, wc.byteLength()});
+                }
+            }
+            return;
+        }
+        WcStatus status = wc.status();
+        if (status == WcStatus.WR_FLUSH_ERR) {
+            // the queue pair is in the error state: a disconnect, or the error reported by an earlier completion
+            if (state == State.OPEN || state == State.CONNECTING) {
+                ended(CmEventType.DISCONNECTED);
+            }
+        } else {
+            fail(RdmaConnectionException.of(status, send ? "send" : "receive"));
+        }
+    }
+
+    private void onEvent(CmEvent ev) {
+        switch (ev.type()) {
+            case DISCONNECTED, TIMEWAIT_EXIT -> ended(ev.type());
+            case ESTABLISHED, ADDR_CHANGE, CONNECT_RESPONSE, ROUTE_RESOLVED, ADDR_RESOLVED -> { }
+            default -> fail(RdmaConnectionException.of(ev, "connection to " + remoteAddress));
+        }
+    }
+
+    private void ended(CmEventType why) {
+        if (state == State.OPEN || state == State.CONNECTING) {
+            state = State.PEER_CLOSED;
+            endEvent = why;
+        }
+        disconnect();
+    }
+
+    private void fail(RdmaConnectionException e) {
+        if (state != State.FAILED) {
+            state = State.FAILED;
+            failure = e;
+        }
+        disconnect();
+    }
+
+    private void disconnect() {
+        if (!disconnectCalled && !released) {
+            disconnectCalled = true;
+            try {
+                id.disconnect();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "rdma_disconnect: {0}", e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * Waits until something may have changed or {@code deadline} passes (false). One caller
+     * arms the completion queue, takes what is already there, and sleeps in poll() on the
+     * completion channel, the event channel and the wake-up fd; the others wait on the condition
+     * until it is done (and meanwhile do not take events or completions, see {@link #progress}).
+     */
+    private boolean await(long deadline) throws RdmaConnectionException {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            return false;
+        }
+        try {
+            if (pollerActive) {
+                progressed.awaitNanos(left);
+                return true;
+            }
+            pollerActive = true;
+            try {
+                cq.requestNotify(false);
+                if (progress() > 0) {
+                    return true;
+                }
+                int[] watch = fds;
+                pollerSleeping = true;
+                lock.unlock();
+                try {
+                    Libc.pollReadable(watch, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+                } finally {
+                    lock.lock();
+                    pollerSleeping = false;
+                }
+            } finally {
+                pollerActive = false;
+                progressed.signalAll();
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            InterruptedIOException io = new InterruptedIOException("interrupted while waiting on the connection");
+            throw new RdmaConnectionException(io.getMessage(), RdmaConnectionException.Kind.CLOSED, null, 0, null, 0, null, io);
+        }
+    }
+
+    /**
+     * Closes the connection: waits up to {@link ConnectionOptions#linger()} for sends in flight,
+     * disconnects, wakes every thread blocked on the connection (they get a CLOSED exception),
+     * and frees the connection's resources. Idempotent; never throws.
+     */
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closing) {
+                return;
+            }
+            if (state == State.OPEN && !options.linger().isZero() && freeSendSlots.size() < options.sendDepth()) {
+                long deadline = deadline(options.linger());
+                callers++;
+                try {
+                    while (state == State.OPEN && freeSendSlots.size() < options.sendDepth()) {
+                        progress();
+                        if (freeSendSlots.size() == options.sendDepth() || !await(deadline)) {
+                            break;
+                        }
+                    }
+                } catch (RuntimeException | RdmaConnectionException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "linger ended: {0}", e.getMessage());
+                } finally {
+                    callers--;
+                }
+            }
+            closing = true;
+            disconnect();
+            Libc.signal(wakeFd);
+            progressed.signalAll();
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (callers > 0 && System.nanoTime() < until) {
+                try {
+                    progressed.awaitNanos(until - System.nanoTime());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            release();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Frees everything: the id (and its queue pair), the rings, the queues, the channels. */
+    void release() {
+        lock.lock();
+        try {
+            if (released) {
+                return;
+            }
+            released = true;
+            closing = true;
+            closeQuietly(id);
+            closeQuietly(pd);
+            closeQuietly(cq);
+            closeQuietly(completionChannel);
+            closeQuietly(events);
+            completions.close();
+            sendRequests.close();
+            receiveRequests.close();
+            Libc.close(wakeFd);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.DEBUG, "closing {0}: {1}", c, e.getMessage());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaConnection " + localAddress + " -> " + remoteAddress;
+    }
+
+    static byte[] bytes(MemorySegment s) {
+        return s.toArray(ValueLayout.JAVA_BYTE);
+    }
+}

@@ -1,0 +1,370 @@
+package dev.verbs4j.rdmacm;
+
+import dev.verbs4j.verbs.VerbsException;
+import dev.verbs4j.verbs.internal.Libc;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A listening RDMA endpoint, the server socket of this library: it binds a connection manager id
+ * to an address, listens, and hands out established {@link RdmaConnection}s through {@link
+ * #accept}.
+ *
+ * <p>One dispatcher thread per server takes the events of its own {@link EventChannel}. For each
+ * connection request it asks the {@link RequestHandler} (accept all by default), creates the
+ * connection's resources (protection domain, completion queue, queue pair, registered rings,
+ * posted receives) and accepts; once the connection is established it moves the connection's id
+ * to an event channel of its own and queues the connection for {@link #accept}. Requests beyond
+ * the backlog are rejected; connections that are not established within the connect timeout, or
+ * that fail while being established, are freed.
+ *
+ * <p>The server owns its listening id, its event channel, its thread, and the connections not
+ * yet accepted; {@link #close()} frees them and wakes callers blocked in {@link #accept}.
+ * Accepted connections belong to the caller and outlive the server.
+ */
+public final class RdmaServer implements AutoCloseable {
+
+    /** The verdict on a connection request: accept (with private data for the peer) or reject (with private data). */
+    public record Verdict(boolean accepted, byte[] privateData) {
+
+        public Verdict {
+            privateData = privateData == null ? new byte[0] : privateData.clone();
+        }
+
+        /** Accept, sending the options' private data. */
+        public static Verdict accept() {
+            return new Verdict(true, null);
+        }
+
+        /** Accept, sending {@code privateData} (at most 196 bytes). */
+        public static Verdict accept(byte[] privateData) {
+            return new Verdict(true, privateData);
+        }
+
+        /** Reject, sending {@code privateData} (at most 148 bytes over RoCE; may be empty). */
+        public static Verdict reject(byte[] privateData) {
+            return new Verdict(false, privateData);
+        }
+
+        @Override
+        public byte[] privateData() {
+            return privateData.clone();
+        }
+    }
+
+    /** Decides on each connection request; runs on the dispatcher thread and must not block. */
+    @FunctionalInterface
+    public interface RequestHandler {
+        /**
+         * The verdict on a request from {@code peer} that carries {@code privateData} (zero-padded
+         * by the transport).
+         */
+        Verdict onRequest(InetSocketAddress peer, byte[] privateData);
+    }
+
+    private static final System.Logger LOG = System.getLogger(RdmaServer.class.getName());
+    private static final Object CLOSED = new Object();
+
+    private record Pending(RdmaConnection connection, long deadline, byte[] requestData) {
+    }
+
+    private final EventChannel channel;
+    private final CmId listener;
+    private final ConnectionOptions options;
+    private final RequestHandler handler;
+    private final int backlog;
+    private final Duration connectTimeout;
+    private final InetSocketAddress localAddress;
+    private final int wakeFd;
+    private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
+    private final Map<CmId, Pending> pending = new HashMap<>();
+    private final Thread dispatcher;
+    private volatile boolean closing;
+    private volatile RdmaConnectionException failure;
+
+    private RdmaServer(InetSocketAddress local, ConnectionOptions options, int backlog, Duration connectTimeout,
+                       RequestHandler handler) throws RdmaConnectionException {
+        this.options = options == null ? ConnectionOptions.DEFAULT : options;
+        this.handler = handler == null ? (peer, data) -> Verdict.accept() : handler;
+        this.backlog = backlog;
+        this.connectTimeout = connectTimeout;
+        String what = "listen on " + local;
+        try {
+            this.channel = EventChannel.create();
+        } catch (VerbsException e) {
+            throw RdmaConnectionException.of(e, what);
+        }
+        int wake = -1;
+        try {
+            this.listener = channel.createId(PortSpace.TCP);
+            listener.bind(local);
+            listener.listen(backlog);
+            this.localAddress = listener.localAddress();
+            wake = Libc.eventfd();
+        } catch (VerbsException e) {
+            channel.close();
+            throw RdmaConnectionException.of(e, what);
+        } catch (RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+        this.wakeFd = wake;
+        this.dispatcher = Thread.ofPlatform().daemon().name("rdma-server " + localAddress).start(this::dispatch);
+    }
+
+    /**
+     * A server listening on {@code local} (an address of an RDMA device's interface, or the
+     * wildcard; port 0 picks one, see {@link #localAddress()}).
+     *
+     * @param options        the options of the accepted connections; null for the default
+     * @param backlog        how many connections may wait for {@link #accept} (and be being
+     *                       established); further requests are rejected
+     * @param connectTimeout how long an accepted request may take to become established
+     * @param handler        decides on each request; null accepts all
+     * @throws RdmaConnectionException of kind VERBS_ERROR when the address cannot be bound (e.g.
+     *                                 EADDRINUSE, EADDRNOTAVAIL) or listened on
+     */
+    public static RdmaServer bind(InetSocketAddress local, ConnectionOptions options, int backlog, Duration connectTimeout,
+                                  RequestHandler handler) throws RdmaConnectionException {
+        Objects.requireNonNull(local, "local");
+        if (backlog < 1) {
+            throw new IllegalArgumentException("backlog must be at least 1, got " + backlog);
+        }
+        return new RdmaServer(local, options, backlog, Objects.requireNonNull(connectTimeout, "connectTimeout"), handler);
+    }
+
+    /** A server on {@code local} with default options, backlog 64, a 30 s connect timeout, accepting all. */
+    public static RdmaServer bind(InetSocketAddress local) throws RdmaConnectionException {
+        return bind(local, null, 64, Duration.ofSeconds(30), null);
+    }
+
+    /** The bound address (with the port chosen when bound to port 0). */
+    public InetSocketAddress localAddress() {
+        return localAddress;
+    }
+
+    /**
+     * The next established connection, waiting up to {@code timeout}. The caller owns it.
+     *
+     * @throws RdmaTimeoutException    when none was established within {@code timeout}
+     * @throws RdmaConnectionException of kind CLOSED when the server is (or gets) closed, of kind
+     *                                 EVENT when its listener failed (e.g. DEVICE_REMOVAL)
+     */
+    public RdmaConnection accept(Duration timeout) throws RdmaConnectionException {
+        checkUsable();
+        Object next;
+        try {
+            next = ready.poll(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw RdmaConnectionException.closed("accept (interrupted)");
+        }
+        if (next == null) {
+            checkUsable();
+            throw new RdmaTimeoutException("accept: no connection within " + timeout);
+        }
+        if (next == CLOSED) {
+            ready.offer(CLOSED);
+            checkUsable();
+            throw RdmaConnectionException.closed("accept");
+        }
+        return (RdmaConnection) next;
+    }
+
+    /** The next established connection if one is waiting, else null; never blocks. */
+    public RdmaConnection tryAccept() throws RdmaConnectionException {
+        checkUsable();
+        Object next = ready.poll();
+        if (next == CLOSED) {
+            ready.offer(CLOSED);
+            checkUsable();
+            throw RdmaConnectionException.closed("accept");
+        }
+        return (RdmaConnection) next;
+    }
+
+    private void checkUsable() throws RdmaConnectionException {
+        RdmaConnectionException f = failure;
+        if (f != null) {
+            throw f.rethrown("accept");
+        }
+        if (closing) {
+            throw RdmaConnectionException.closed("accept");
+        }
+    }
+
+    private void dispatch() {
+        try {
+            while (!closing) {
+                Libc.pollReadable(new int[]{channel.fd(), wakeFd}, 250);
+                if (closing) {
+                    break;
+                }
+                CmEvent ev;
+                while (!closing && (ev = channel.tryGetEvent()) != null) {
+                    onEvent(ev);
+                }
+                expire();
+            }
+        } catch (Throwable t) {
+            LOG.log(System.Logger.Level.ERROR, "RDMA server " + localAddress + " stopped", t);
+            if (failure == null) {
+                failure = t instanceof VerbsException v ? RdmaConnectionException.of(v, "RDMA server " + localAddress)
+                        : new RdmaConnectionException("RDMA server " + localAddress + " failed: " + t,
+                        RdmaConnectionException.Kind.VERBS_ERROR, null, 0, null, 0, null, t);
+            }
+        } finally {
+            for (Pending p : pending.values()) {
+                p.connection().release();
+            }
+            pending.clear();
+            List<Object> left = new ArrayList<>();
+            ready.drainTo(left);
+            for (Object x : left) {
+                if (x instanceof RdmaConnection c) {
+                    c.close();
+                }
+            }
+            try {
+                channel.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "closing the server channel: {0}", e.getMessage());
+            }
+            ready.offer(CLOSED);
+        }
+    }
+
+    private void onEvent(CmEvent ev) {
+        CmId id = ev.id();
+        if (ev.type() == CmEventType.CONNECT_REQUEST) {
+            onRequest(ev);
+            return;
+        }
+        if (id == listener) {
+            if (ev.type() == CmEventType.DEVICE_REMOVAL) {
+                failure = RdmaConnectionException.of(ev, "RDMA server " + localAddress);
+                closing = true;
+            }
+            return;
+        }
+        Pending p = pending.remove(id);
+        if (p == null) {
+            return;
+        }
+        if (ev.type() == CmEventType.ESTABLISHED) {
+            EventChannel own = null;
+            try {
+                own = EventChannel.create();
+                id.migrate(own);
+                p.connection().established(ev, own, p.requestData());
+                ready.offer(p.connection());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "dropping an established connection: {0}", e.toString());
+                p.connection().release();
+                if (own != null && id.channel() != own) {
+                    own.close();
+                }
+            }
+        } else {
+            LOG.log(System.Logger.Level.DEBUG, "connection from {0} not established: {1}", id.peerAddress(), ev);
+            p.connection().release();
+        }
+    }
+
+    private void onRequest(CmEvent ev) {
+        CmId id = ev.id();
+        InetSocketAddress peer = id.peerAddress();
+        try {
+            if (ready.size() + pending.size() >= backlog) {
+                id.reject(new byte[0]);
+                id.close();
+                return;
+            }
+            Verdict verdict;
+            try {
+                verdict = handler.onRequest(peer, ev.privateData());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "request handler failed, rejecting " + peer, e);
+                verdict = Verdict.reject(new byte[0]);
+            }
+            if (verdict == null || !verdict.accepted()) {
+                id.reject(verdict == null ? new byte[0] : verdict.privateData());
+                id.close();
+                return;
+            }
+            RdmaConnection connection = new RdmaConnection(id, null, options);
+            byte[] data = verdict.privateData().length > 0 ? verdict.privateData() : options.privateData();
+            try {
+                id.accept(RdmaConnection.parameters(data));
+            } catch (RuntimeException e) {
+                connection.release();
+                throw e;
+            }
+            pending.put(id, new Pending(connection, System.nanoTime() + connectTimeout.toNanos(), ev.privateData()));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "connection request from {0} failed: {1}", peer, e.toString());
+            if (!id.isClosed()) {
+                try {
+                    id.reject(new byte[0]);
+                } catch (RuntimeException ignored) {
+                    // the request may be gone already
+                }
+                id.close();
+            }
+        }
+    }
+
+    private void expire() {
+        if (pending.isEmpty()) {
+            return;
+        }
+        long now = System.nanoTime();
+        pending.entrySet().removeIf(e -> {
+            if (now - e.getValue().deadline() > 0) {
+                LOG.log(System.Logger.Level.DEBUG, "connection from {0} not established in time", e.getKey());
+                e.getValue().connection().release();
+                return true;
+            }
+            return false;
+        });
+    }
+
+    /**
+     * Stops listening, frees the connections not yet accepted, and wakes callers blocked in
+     * {@link #accept} (they get a CLOSED exception). Accepted connections stay open. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closing && !dispatcher.isAlive()) {
+            return;
+        }
+        closing = true;
+        Libc.signal(wakeFd);
+        try {
+            dispatcher.join(TimeUnit.SECONDS.toMillis(30));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (this) {
+            if (!dispatcher.isAlive() && wakeFdOpen) {
+                wakeFdOpen = false;
+                Libc.close(wakeFd);
+            }
+        }
+    }
+
+    private boolean wakeFdOpen = true;
+
+    @Override
+    public String toString() {
+        return "RdmaServer " + localAddress;
+    }
+}

@@ -1,0 +1,63 @@
+package dev.verbs4j.rdmacm;
+
+import dev.verbs4j.verbs.WcStatus;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.EnumSet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The outcomes of the connection layer, without a device: every error event maps to a defined exception. */
+class RdmaConnectionExceptionTest {
+
+    @Test
+    void everyErrorEventMapsToAnEventException() {
+        for (CmEventType type : EnumSet.of(CmEventType.ADDR_ERROR, CmEventType.ROUTE_ERROR, CmEventType.CONNECT_ERROR,
+                CmEventType.UNREACHABLE, CmEventType.REJECTED, CmEventType.DISCONNECTED, CmEventType.DEVICE_REMOVAL,
+                CmEventType.TIMEWAIT_EXIT)) {
+            RdmaConnectionException e = RdmaConnectionException.of(new CmEvent(type, -110, null, null, null, null, null), "connect");
+            assertThat(e.kind()).as("%s", type).isEqualTo(RdmaConnectionException.Kind.EVENT);
+            assertThat(e.event()).isEqualTo(type);
+            assertThat(e.status()).isEqualTo(-110);
+            assertThat(e.errno()).isEqualTo(110);
+            assertThat(e.getMessage()).startsWith("connect: ").contains(type.toString());
+        }
+    }
+
+    @Test
+    void rejectionsNameTheReasonAndKeepThePrivateData() {
+        RdmaConnectionException e = RdmaConnectionException.of(new CmEvent(CmEventType.REJECTED, CmEvent.REJECT_CONSUMER, null,
+                null, new byte[]{4, 5, 6}, null, null), "connect");
+        assertThat(e.getMessage()).contains("rejected by the peer");
+        assertThat(e.privateData()).containsExactly(4, 5, 6);
+        assertThat(e.errno()).isZero();
+        assertThat(RdmaConnectionException.of(new CmEvent(CmEventType.REJECTED, CmEvent.REJECT_INVALID_SERVICE_ID, null, null,
+                null, null, null), "connect").getMessage()).contains("nobody listens");
+    }
+
+    @Test
+    void completionErrorsAndTimeoutsHaveTheirKinds() {
+        RdmaConnectionException e = RdmaConnectionException.of(WcStatus.RETRY_EXC_ERR, "send");
+        assertThat(e.kind()).isEqualTo(RdmaConnectionException.Kind.WORK_COMPLETION);
+        assertThat(e.wcStatus()).isEqualTo(WcStatus.RETRY_EXC_ERR);
+        assertThat(e.rethrown("flush")).hasCause(e).hasMessageStartingWith("flush: send:");
+        assertThat(new RdmaTimeoutException("t").kind()).isEqualTo(RdmaConnectionException.Kind.TIMEOUT);
+        assertThat(new RdmaTimeoutException("t")).isInstanceOf(java.io.IOException.class);
+    }
+
+    @Test
+    void optionsAreChecked() {
+        ConnectionOptions o = ConnectionOptions.DEFAULT.withMaxMessageSize(4096).withDepths(2, 3).withLinger(Duration.ZERO)
+                .withPrivateData(new byte[]{1}).withMinRnrTimer(1);
+        assertThat(o).isEqualTo(new ConnectionOptions(4096, 2, 3, Duration.ZERO, new byte[]{1}, 1));
+        assertThatThrownBy(() -> o.withMaxMessageSize(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> o.withDepths(0, 1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> o.withLinger(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> o.withPrivateData(new byte[197])).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> o.withMinRnrTimer(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(RdmaServer.Verdict.reject(null).privateData()).isEmpty();
+        assertThat(RdmaServer.Verdict.accept().accepted()).isTrue();
+    }
+}
