@@ -343,7 +343,7 @@ public final class McKey {
 
     private int joinHandler(Node node, UdParameters ud) {
         Gid dgid = ud.destination().gid();
-        out.print("mckey: joined dgid: " + ntop6(dgid == null ? new byte[16] : dgid.raw()) + " mlid 0x"
+        out.print("mckey: joined dgid: " + (dgid == null ? Gid.of(new byte[16]) : dgid) + " mlid 0x"
                 + Integer.toHexString(ud.destination().dlid()) + " sl " + ud.destination().serviceLevel() + "\n");
         node.remoteQpn = ud.qpNum();
         node.remoteQkey = ud.qkey();
@@ -534,56 +534,6 @@ public final class McKey {
 
     private void perror(String what, VerbsException e) {
         err.print(what + ": " + Errno.message(e.errno()) + "\n");
-    }
-
-    /** {@code inet_ntop(AF_INET6)} as glibc writes it (IPv4-mapped and -compatible addresses end in dotted quad). */
-    static String ntop6(byte[] a) {
-        int[] w = new int[8];
-        for (int i = 0; i < 8; i++) {
-            w[i] = (a[2 * i] & 0xff) << 8 | (a[2 * i + 1] & 0xff);
-        }
-        int bestBase = -1;
-        int bestLen = 0;
-        for (int i = 0; i < 8; ) {
-            if (w[i] != 0) {
-                i++;
-                continue;
-            }
-            int j = i;
-            while (j < 8 && w[j] == 0) {
-                j++;
-            }
-            if (j - i > bestLen) {
-                bestBase = i;
-                bestLen = j - i;
-            }
-            i = j;
-        }
-        if (bestLen < 2) {
-            bestBase = -1;
-        }
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 8; i++) {
-            if (bestBase >= 0 && i >= bestBase && i < bestBase + bestLen) {
-                if (i == bestBase) {
-                    sb.append(':');
-                }
-                continue;
-            }
-            if (i != 0) {
-                sb.append(':');
-            }
-            if (i == 6 && bestBase == 0 && (bestLen == 6 || (bestLen == 7 && w[7] != 1) || (bestLen == 5 && w[5] == 0xffff))) {
-                sb.append(a[12] & 0xff).append('.').append(a[13] & 0xff).append('.').append(a[14] & 0xff).append('.')
-                        .append(a[15] & 0xff);
-                return sb.toString();
-            }
-            sb.append(Integer.toHexString(w[i]));
-        }
-        if (bestBase >= 0 && bestBase + bestLen == 8) {
-            sb.append(':');
-        }
-        return sb.toString();
     }
 
     private static int atoi(String s) {
