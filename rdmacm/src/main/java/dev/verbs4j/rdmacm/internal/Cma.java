@@ -1,6 +1,5 @@
 package dev.verbs4j.rdmacm.internal;
 
-import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.internal.Ibv;
@@ -8,7 +7,6 @@ import dev.verbs4j.verbs.internal.Library;
 import dev.verbs4j.verbs.internal.Native;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
@@ -55,14 +53,7 @@ public final class Cma {
 
     private static MethodHandle bind(String name) {
         Library.ensureLoaded();
-        try {
-            Class<?> h = rdma_core_h.class;
-            MemorySegment address = (MemorySegment) h.getMethod(name + "$address").invoke(null);
-            FunctionDescriptor descriptor = (FunctionDescriptor) h.getMethod(name + "$descriptor").invoke(null);
-            return Native.downcallWithErrno(address, descriptor);
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("the bindings lack " + name, e);
-        }
+        return Ibv.withErrno(name);
     }
 
     /**

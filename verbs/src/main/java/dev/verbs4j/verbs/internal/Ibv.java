@@ -48,7 +48,11 @@ public final class Ibv {
     private Ibv() {
     }
 
-    private static MethodHandle withErrno(String name) {
+    /**
+     * A handle on the exported libibverbs/librdmacm function {@code name} of the generated
+     * bindings, whose first parameter is a capture segment receiving errno.
+     */
+    public static MethodHandle withErrno(String name) {
         try {
             Class<?> h = rdma_core_h.class;
             MemorySegment address = (MemorySegment) h.getMethod(name + "$address").invoke(null);
