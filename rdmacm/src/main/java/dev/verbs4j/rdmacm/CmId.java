@@ -1,5 +1,6 @@
 package dev.verbs4j.rdmacm;
 
+import dev.verbs4j.bindings.ibv_qp_attr;
 import dev.verbs4j.bindings.rdma_addr;
 import dev.verbs4j.bindings.rdma_cm_event;
 import dev.verbs4j.bindings.rdma_cm_id;
@@ -13,8 +14,11 @@ import dev.verbs4j.rdmacm.internal.SocketAddresses;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.ProtectionDomain;
+import dev.verbs4j.verbs.Mtu;
+import dev.verbs4j.verbs.QpState;
 import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.QueuePairAttributes;
 import dev.verbs4j.verbs.QueuePairInit;
 import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.internal.Library;
@@ -258,6 +262,96 @@ public final class CmId extends NativeResource {
     public void notifyEstablished() {
         ensureOpen();
         Cma.call(Cma.NOTIFY, "rdma_notify", describe(), id, IBV_EVENT_COMM_EST);
+    }
+
+    /**
+     * Completes an active connection whose queue pair the application created and drives itself
+     * ({@code rdma_establish}): after the CONNECT_RESPONSE event, once the queue pair is in RTS
+     * (see {@link #initQueuePairAttributes}). Ids with a queue pair made by {@link
+     * #createQueuePair} never need it.
+     */
+    public void establish() {
+        ensureOpen();
+        Cma.call(Cma.ESTABLISH, "rdma_establish", describe(), id);
+    }
+
+    /**
+     * The attributes that move a queue pair the application created itself (not with {@link
+     * #createQueuePair}) to {@code target} (INIT, RTR or RTS) for this id's connection ({@code
+     * rdma_init_qp_attr}): port, P_Key index, access flags, path, PSNs, remote QPN and the
+     * resources the connection negotiated. Apply them with {@link QueuePair#modify}.
+     */
+    public QueuePairAttributes initQueuePairAttributes(QpState target) {
+        ensureOpen();
+        if (target != QpState.INIT && target != QpState.RTR && target != QpState.RTS) {
+            throw new IllegalArgumentException("rdma_init_qp_attr gives the attributes for INIT, RTR or RTS, not " + target);
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+            MemorySegment mask = arena.allocate(ValueLayout.JAVA_INT);
+            ibv_qp_attr.qp_state(attr, target.code());
+            Cma.call(Cma.INIT_QP_ATTR, "rdma_init_qp_attr", describe() + " for " + target, id, attr, mask);
+            return queuePairAttributes(attr, mask.get(ValueLayout.JAVA_INT, 0));
+        }
+    }
+
+    private static QueuePairAttributes queuePairAttributes(MemorySegment attr, int mask) {
+        QueuePairAttributes a = new QueuePairAttributes();
+        if ((mask & 1) != 0) {
+            a.state(QpState.of(ibv_qp_attr.qp_state(attr)));
+        }
+        if ((mask & 1 << 3) != 0) {
+            a.accessFlags(ibv_qp_attr.qp_access_flags(attr));
+        }
+        if ((mask & 1 << 4) != 0) {
+            a.pkeyIndex(Short.toUnsignedInt(ibv_qp_attr.pkey_index(attr)));
+        }
+        if ((mask & 1 << 5) != 0) {
+            a.port(Byte.toUnsignedInt(ibv_qp_attr.port_num(attr)));
+        }
+        if ((mask & 1 << 6) != 0) {
+            a.qkey(ibv_qp_attr.qkey(attr));
+        }
+        if ((mask & 1 << 7) != 0) {
+            a.addressVector(EventChannel.addressVector(ibv_qp_attr.ah_attr(attr)));
+        }
+        if ((mask & 1 << 8) != 0) {
+            a.pathMtu(Mtu.of(ibv_qp_attr.path_mtu(attr)));
+        }
+        if ((mask & 1 << 9) != 0) {
+            a.timeout(Byte.toUnsignedInt(ibv_qp_attr.timeout(attr)));
+        }
+        if ((mask & 1 << 10) != 0) {
+            a.retryCount(Byte.toUnsignedInt(ibv_qp_attr.retry_cnt(attr)));
+        }
+        if ((mask & 1 << 11) != 0) {
+            a.rnrRetry(Byte.toUnsignedInt(ibv_qp_attr.rnr_retry(attr)));
+        }
+        if ((mask & 1 << 12) != 0) {
+            a.rqPsn(ibv_qp_attr.rq_psn(attr));
+        }
+        if ((mask & 1 << 13) != 0) {
+            a.maxRdAtomic(Byte.toUnsignedInt(ibv_qp_attr.max_rd_atomic(attr)));
+        }
+        if ((mask & 1 << 15) != 0) {
+            a.minRnrTimer(Byte.toUnsignedInt(ibv_qp_attr.min_rnr_timer(attr)));
+        }
+        if ((mask & 1 << 16) != 0) {
+            a.sqPsn(ibv_qp_attr.sq_psn(attr));
+        }
+        if ((mask & 1 << 17) != 0) {
+            a.maxDestRdAtomic(Byte.toUnsignedInt(ibv_qp_attr.max_dest_rd_atomic(attr)));
+        }
+        if ((mask & 1 << 20) != 0) {
+            a.destQpn(ibv_qp_attr.dest_qp_num(attr));
+        }
+        int known = 1 | 1 << 3 | 1 << 4 | 1 << 5 | 1 << 6 | 1 << 7 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 11 | 1 << 12 | 1 << 13
+                | 1 << 15 | 1 << 16 | 1 << 17 | 1 << 20;
+        if ((mask & ~known) != 0) {
+            throw new IllegalStateException("rdma_init_qp_attr set attributes this layer does not carry: mask 0x"
+                    + Integer.toHexString(mask & ~known));
+        }
+        return a;
     }
 
     /**

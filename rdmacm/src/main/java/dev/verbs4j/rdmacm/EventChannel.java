@@ -176,7 +176,11 @@ public final class EventChannel extends NativeResource {
     }
 
     static UdParameters udParameters(MemorySegment ud) {
-        MemorySegment ah = rdma_ud_param.ah_attr(ud);
+        return new UdParameters(addressVector(rdma_ud_param.ah_attr(ud)), rdma_ud_param.qp_num(ud), rdma_ud_param.qkey(ud));
+    }
+
+    /** The Java copy of an {@code ibv_ah_attr}. */
+    static AddressVector addressVector(MemorySegment ah) {
         Gid gid = null;
         int sgid = 0;
         int hop = 0;
@@ -190,9 +194,8 @@ public final class EventChannel extends NativeResource {
             tclass = Byte.toUnsignedInt(ibv_global_route.traffic_class(grh));
             flow = ibv_global_route.flow_label(grh);
         }
-        AddressVector av = new AddressVector(Byte.toUnsignedInt(ibv_ah_attr.port_num(ah)), Short.toUnsignedInt(ibv_ah_attr.dlid(ah)),
+        return new AddressVector(Byte.toUnsignedInt(ibv_ah_attr.port_num(ah)), Short.toUnsignedInt(ibv_ah_attr.dlid(ah)),
                 Byte.toUnsignedInt(ibv_ah_attr.sl(ah)), gid, sgid, hop, tclass, flow);
-        return new UdParameters(av, rdma_ud_param.qp_num(ud), rdma_ud_param.qkey(ud));
     }
 
     private static byte[] bytes(MemorySegment p, int len) {

@@ -4,12 +4,16 @@ import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.ReferenceKernels;
 import dev.verbs4j.verbs.tools.Getopt;
 
+
+import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -22,8 +26,8 @@ public final class NaaiceBench {
     private NaaiceBench() {
     }
 
-    private static void usage() {
-        System.out.print("""
+    private static void usage(PrintStream out) {
+        out.print("""
                 Usage: naaice-bench -a ADDRESS [OPTIONS]
                   -a, --address=ADDRESS   the NAA's address
                   -p, --port=PORT         the NAA's port (default 12345)
@@ -36,8 +40,18 @@ public final class NaaiceBench {
                 """);
     }
 
-    /** Runs the sweep against the NAA given by the arguments; exit status 2 on a usage error. */
-    public static void main(String[] args) throws Exception {
+    /** Runs the sweep and exits with its status. */
+    public static void main(String[] args) {
+        int rc = run(args, System.out, System.err);
+        System.out.flush();
+        System.exit(rc);
+    }
+
+    /**
+     * Runs the sweep against the NAA given by the arguments; returns 0 when every size was
+     * measured, 1 when an RPC failed, 2 on a usage error.
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
         Getopt g = new Getopt("naaice-bench", args, "a:p:l:f:M:n:t:h", "address:a", "port:p", "local:l", "fncode:f", "max:M",
                 "repeat:n", "timeout:t", "help:h");
         String address = null;
@@ -47,34 +61,46 @@ public final class NaaiceBench {
         long max = 1 << 20;
         int repeat = 5;
         Duration timeout = Duration.ofSeconds(60);
-        int c;
-        while ((c = g.next(System.err)) != -1) {
-            switch (c) {
-                case 'a' -> address = g.argument();
-                case 'p' -> port = Integer.parseInt(g.argument());
-                case 'l' -> localAddress = g.argument();
-                case 'f' -> fn = Integer.parseInt(g.argument());
-                case 'M' -> max = Long.parseLong(g.argument());
-                case 'n' -> repeat = Integer.parseInt(g.argument());
-                case 't' -> timeout = Duration.ofSeconds(Long.parseLong(g.argument()));
-                case 'h' -> {
-                    usage();
-                    return;
-                }
-                default -> {
-                    usage();
-                    System.exit(2);
+        try {
+            for (int c; (c = g.next(err)) != -1; ) {
+                switch (c) {
+                    case 'a' -> address = g.argument();
+                    case 'p' -> port = (int) number("--port", g.argument(), 1, 65535);
+                    case 'l' -> localAddress = g.argument();
+                    case 'f' -> fn = (int) number("--fncode", g.argument(), 0, 255);
+                    case 'M' -> max = number("--max", g.argument(), 1, Integer.MAX_VALUE);
+                    case 'n' -> repeat = (int) number("--repeat", g.argument(), 1, 1_000_000);
+                    case 't' -> timeout = Duration.ofSeconds(number("--timeout", g.argument(), 1, 86_400));
+                    case 'h' -> {
+                        usage(out);
+                        return 0;
+                    }
+                    default -> {
+                        usage(err);
+                        return 2;
+                    }
                 }
             }
+        } catch (IllegalArgumentException e) {
+            err.println("naaice-bench: " + e.getMessage());
+            return 2;
         }
         if (address == null) {
-            usage();
-            System.exit(2);
+            err.println("naaice-bench: --address is required");
+            usage(err);
+            return 2;
         }
-        InetSocketAddress naa = new InetSocketAddress(InetAddress.getByName(address), port);
-        InetSocketAddress local = localAddress == null ? null : new InetSocketAddress(InetAddress.getByName(localAddress), 0);
+        InetSocketAddress naa;
+        InetSocketAddress local;
+        try {
+            naa = new InetSocketAddress(InetAddress.getByName(address), port);
+            local = localAddress == null ? null : new InetSocketAddress(InetAddress.getByName(localAddress), 0);
+        } catch (UnknownHostException e) {
+            err.println("naaice-bench: unknown host: " + e.getMessage());
+            return 2;
+        }
         List<long[]> rows = new ArrayList<>();
-        System.out.printf("%12s %12s %12s %12s%n", "bytes", "setup_us", "transfer_us", "MB/s");
+        out.printf("%12s %12s %12s %12s%n", "bytes", "setup_us", "transfer_us", "MB/s");
         for (long size = 1; size <= max; size = Math.max(size + 1, (long) (size * 1.5))) {
             try (Arena arena = Arena.ofShared()) {
                 MemorySegment s = arena.allocate(size, 4096);
@@ -93,17 +119,33 @@ public final class NaaiceBench {
                         times[r] = client.lastRpcNanos();
                     }
                 }
-                java.util.Arrays.sort(times);
+                Arrays.sort(times);
                 long median = times[repeat / 2];
                 double mbps = 2.0 * size / (median / 1e3);
                 rows.add(new long[]{size, setup / 1000, median / 1000});
-                System.out.printf("%12d %12d %12d %12.2f%n", size, setup / 1000, median / 1000, mbps);
+                out.printf("%12d %12d %12d %12.2f%n", size, setup / 1000, median / 1000, mbps);
+            } catch (RuntimeException e) {
+                err.println("naaice-bench: " + size + " bytes: " + e.getMessage());
+                return 1;
             }
         }
-        System.out.println();
-        System.out.println("bytes,setup_us,transfer_us");
+        out.println();
+        out.println("bytes,setup_us,transfer_us");
         for (long[] r : rows) {
-            System.out.println(r[0] + "," + r[1] + "," + r[2]);
+            out.println(r[0] + "," + r[1] + "," + r[2]);
         }
+        return 0;
+    }
+
+    private static long number(String option, String value, long min, long max) {
+        try {
+            long v = Long.parseLong(value.strip());
+            if (v >= min && v <= max) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("option " + option + " needs a number from " + min + " to " + max + ", got '" + value + "'");
     }
 }

@@ -35,6 +35,8 @@ public final class Cma {
     public static final MethodHandle ACCEPT = bind("rdma_accept");
     public static final MethodHandle REJECT = bind("rdma_reject");
     public static final MethodHandle NOTIFY = bind("rdma_notify");
+    public static final MethodHandle ESTABLISH = bind("rdma_establish");
+    public static final MethodHandle INIT_QP_ATTR = bind("rdma_init_qp_attr");
     public static final MethodHandle DISCONNECT = bind("rdma_disconnect");
     public static final MethodHandle JOIN_MULTICAST = bind("rdma_join_multicast");
     public static final MethodHandle LEAVE_MULTICAST = bind("rdma_leave_multicast");

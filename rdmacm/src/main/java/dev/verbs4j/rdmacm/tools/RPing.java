@@ -12,8 +12,10 @@ import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.ProtectionDomain;
+import dev.verbs4j.verbs.QpState;
 import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.QueuePairAttributes;
 import dev.verbs4j.verbs.QueuePairInit;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
@@ -76,6 +78,7 @@ public final class RPing {
     private int validate;
     private int count;
     private int size = 64;
+    private boolean selfCreateQp;
     private int port = 7174;
     private InetAddress address;
     private InetAddress source;
@@ -113,7 +116,7 @@ public final class RPing {
         int ret = 0;
         boolean persistent = false;
         boolean chosen = false;
-        boolean selfCreateQp = false;
+        selfCreateQp = false;
         try {
             address = InetAddress.getByAddress(new byte[4]);
         } catch (UnknownHostException e) {
@@ -193,10 +196,6 @@ public final class RPing {
         }
         if (!chosen) {
             usage();
-            return EINVAL;
-        }
-        if (selfCreateQp) {
-            err.print("rping: -q (a self-created, self-modified QP) is not supported here\n");
             return EINVAL;
         }
         try {
@@ -465,10 +464,20 @@ public final class RPing {
             return 1;
         }
         try {
-            cb.qp = cmId.createQueuePair(cb.pd, QueuePairInit.of(QpType.RC, cb.cq).maxSendWr(SQ_DEPTH).maxRecvWr(2)
-                    .maxSendSge(1).maxRecvSge(1));
+            QueuePairInit init = QueuePairInit.of(QpType.RC, cb.cq).maxSendWr(SQ_DEPTH).maxRecvWr(2).maxSendSge(1).maxRecvSge(1);
+            if (selfCreateQp) {
+                cb.qp = cb.pd.createQueuePair(init);
+                try {
+                    cb.qp.modify(new QueuePairAttributes().state(QpState.INIT).pkeyIndex(0).port(cmId.portNumber()).accessFlags(0));
+                } catch (RuntimeException e) {
+                    cb.qp.close();
+                    throw e;
+                }
+            } else {
+                cb.qp = cmId.createQueuePair(cb.pd, init);
+            }
         } catch (RuntimeException e) {
-            err.print("rdma_create_qp: " + e.getMessage() + "\n");
+            err.print((selfCreateQp ? "ibv_create_qp: " : "rdma_create_qp: ") + e.getMessage() + "\n");
             cb.cq.close();
             cb.channel.close();
             cb.pd.close();
@@ -671,14 +680,26 @@ public final class RPing {
         return 0;
     }
 
-    private static ConnectionParameters connParam() {
-        return new ConnectionParameters(new byte[0], 1, 1, false, 7, 7, false, 0);
+    private ConnectionParameters connParam(Cb cb) {
+        return new ConnectionParameters(new byte[0], 1, 1, false, 7, 7, false, selfCreateQp ? cb.qp.qpNum() : 0);
+    }
+
+    /** With -q: the queue pair through INIT, RTR and RTS with the attributes the connection manager gives. */
+    private static void selfModifyQp(Cb cb, CmId id) {
+        for (QpState s : new QpState[]{QpState.INIT, QpState.RTR, QpState.RTS}) {
+            cb.qp.modify(id.initQueuePairAttributes(s));
+        }
     }
 
     private int accept(Cb cb) {
         debug("accepting client connection request\n");
         try {
-            cb.childId.accept(null);
+            if (selfCreateQp) {
+                selfModifyQp(cb, cb.childId);
+                cb.childId.accept(connParam(cb));
+            } else {
+                cb.childId.accept(null);
+            }
         } catch (RuntimeException e) {
             err.print("rdma_accept: " + e.getMessage() + "\n");
             return -1;
@@ -690,8 +711,11 @@ public final class RPing {
         return 0;
     }
 
-    private int disconnect(CmId id) {
+    private int disconnect(Cb cb, CmId id) {
         try {
+            if (selfCreateQp) {
+                cb.qp.modify(new QueuePairAttributes().state(QpState.ERR));
+            }
             id.disconnect();
             return 0;
         } catch (RuntimeException e) {
@@ -829,7 +853,7 @@ public final class RPing {
                     if (ret != 0 && !persistent) {
                         err.printf("rping server failed: %d\n", ret);
                     }
-                    disconnect(cb.childId);
+                    disconnect(cb, cb.childId);
                 } finally {
                     stopCqThread(cb);
                 }
@@ -929,7 +953,7 @@ public final class RPing {
 
     private int connectClient(Cb cb) {
         try {
-            cb.cmId.connect(connParam());
+            cb.cmId.connect(connParam(cb));
         } catch (RuntimeException e) {
             err.print("rdma_connect: " + e.getMessage() + "\n");
             return -1;
@@ -939,6 +963,20 @@ public final class RPing {
                 err.printf("wait for CONNECTED state %d\n", cb.state.code());
             }
             return -1;
+        }
+        if (selfCreateQp) {
+            try {
+                selfModifyQp(cb, cb.cmId);
+            } catch (RuntimeException e) {
+                err.print("rping_modify_qp: " + e.getMessage() + "\n");
+                return -1;
+            }
+            try {
+                cb.cmId.establish();
+            } catch (RuntimeException e) {
+                err.print("rdma_establish: " + e.getMessage() + "\n");
+                return -1;
+            }
         }
         debug("rdma_connect successful\n");
         return 0;
@@ -997,7 +1035,7 @@ public final class RPing {
                         if (ret != 0) {
                             err.printf("rping client failed: %d\n", ret);
                         }
-                        disconnect(cb.cmId);
+                        disconnect(cb, cb.cmId);
                     } finally {
                         stopCqThread(cb);
                     }

@@ -35,6 +35,10 @@ class RPingDeviceTest {
             runs.add(Arguments.of("C", "Java", topology, port++));
             runs.add(Arguments.of("Java", "Java", topology, port++));
         }
+        // -q: the Java side creates its queue pair itself and moves it with rdma_init_qp_attr
+        runs.add(Arguments.of("Java -q", "C", "across", port++));
+        runs.add(Arguments.of("C", "Java -q", "across", port++));
+        runs.add(Arguments.of("Java -q", "Java -q", "across", port++));
         return runs.stream();
     }
 
@@ -42,12 +46,18 @@ class RPingDeviceTest {
     @MethodSource("runs")
     void pings(String client, String server, String topology, int port) throws Exception {
         String b = TestBed.hostB().address();
-        String[] serverArgs = {"-s", "-a", b, "-p", String.valueOf(port), "-v"};
+        List<String> serverArgs = new ArrayList<>(List.of("-s", "-a", b, "-p", String.valueOf(port), "-v"));
+        if (server.endsWith(" -q")) {
+            serverArgs.add("-q");
+        }
         List<String> clientArgs = new ArrayList<>(List.of("-c", "-a", b, "-p", String.valueOf(port), "-C", String.valueOf(PINGS), "-v", "-V"));
         if (topology.equals("across")) {
             clientArgs.addAll(List.of("-I", TestBed.hostA().address()));
         }
-        ToolRunner.Background s = start(server, "rping server", serverArgs);
+        if (client.endsWith(" -q")) {
+            clientArgs.add("-q");
+        }
+        ToolRunner.Background s = start(server, "rping server", serverArgs.toArray(String[]::new));
         ToolRunner.Run serverRun;
         ToolRunner.Run clientRun;
         try {
@@ -75,7 +85,7 @@ class RPingDeviceTest {
     }
 
     private static ToolRunner.Background start(String impl, String who, String... args) throws Exception {
-        if (impl.equals("Java")) {
+        if (impl.startsWith("Java")) {
             return ToolRunner.startJava(RPing::run, "Java " + who, RUN_LIMIT, args);
         }
         String[] cmd = new String[args.length + 1];
