@@ -99,31 +99,22 @@ public final class NaaiceBench {
             err.println("naaice-bench: unknown host: " + e.getMessage());
             return 2;
         }
+        // one unreported round first: the first connection of a process pays for loading the
+        // libraries and compiling the code paths, which would otherwise land in the first row
+        try {
+            measure(naa, local, 1, fn, 1, timeout);
+        } catch (RuntimeException e) {
+            err.println("naaice-bench: warm-up: " + e.getMessage());
+            return 1;
+        }
         List<long[]> rows = new ArrayList<>();
         out.printf("%12s %12s %12s %12s%n", "bytes", "setup_us", "transfer_us", "MB/s");
         for (long size = 1; size <= max; size = Math.max(size + 1, (long) (size * 1.5))) {
-            try (Arena arena = Arena.ofShared()) {
-                MemorySegment s = arena.allocate(size, 4096);
-                NaaClient.Builder b = NaaClient.builder(naa).inOut(s);
-                if (local != null) {
-                    b.localAddress(local);
-                }
-                long[] times = new long[repeat];
-                long setup;
-                try (NaaClient client = b.build()) {
-                    client.connect(timeout);
-                    client.setupRegions(timeout);
-                    setup = client.setupNanos();
-                    for (int r = 0; r < repeat; r++) {
-                        client.rpc(fn, timeout);
-                        times[r] = client.lastRpcNanos();
-                    }
-                }
-                Arrays.sort(times);
-                long median = times[repeat / 2];
-                double mbps = 2.0 * size / (median / 1e3);
-                rows.add(new long[]{size, setup / 1000, median / 1000});
-                out.printf("%12d %12d %12d %12.2f%n", size, setup / 1000, median / 1000, mbps);
+            try {
+                long[] r = measure(naa, local, size, fn, repeat, timeout);
+                double mbps = 2.0 * size / (r[1] / 1e3);
+                rows.add(new long[]{size, r[0] / 1000, r[1] / 1000});
+                out.printf("%12d %12d %12d %12.3f%n", size, r[0] / 1000, r[1] / 1000, mbps);
             } catch (RuntimeException e) {
                 err.println("naaice-bench: " + size + " bytes: " + e.getMessage());
                 return 1;
@@ -135,6 +126,30 @@ public final class NaaiceBench {
             out.println(r[0] + "," + r[1] + "," + r[2]);
         }
         return 0;
+    }
+
+    /** Connects with one in/out parameter of {@code size} bytes; returns the setup and the median RPC time in ns. */
+    private static long[] measure(InetSocketAddress naa, InetSocketAddress local, long size, int fn, int repeat, Duration timeout) {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment s = arena.allocate(size, 4096);
+            NaaClient.Builder b = NaaClient.builder(naa).inOut(s);
+            if (local != null) {
+                b.localAddress(local);
+            }
+            long[] times = new long[repeat];
+            long setup;
+            try (NaaClient client = b.build()) {
+                client.connect(timeout);
+                client.setupRegions(timeout);
+                setup = client.setupNanos();
+                for (int r = 0; r < repeat; r++) {
+                    client.rpc(fn, timeout);
+                    times[r] = client.lastRpcNanos();
+                }
+            }
+            Arrays.sort(times);
+            return new long[]{setup, times[repeat / 2]};
+        }
     }
 
     private static long number(String option, String value, long min, long max) {
