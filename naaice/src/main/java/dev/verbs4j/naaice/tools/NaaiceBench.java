@@ -42,9 +42,7 @@ public final class NaaiceBench {
 
     /** Runs the sweep and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc);
+        Getopt.exit(run(args, System.out, System.err));
     }
 
     /**

@@ -61,9 +61,7 @@ public final class Mc {
 
     /** Runs mc and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc);
+        Getopt.exit(run(args, System.out, System.err));
     }
 
     /** Runs mc; returns its status (0 on success). */
@@ -88,12 +86,12 @@ public final class Mc {
                 switch (c) {
                     case 'm' -> mcastAddr = a;
                     case 'b' -> bindAddr = a;
-                    case 'c' -> count = positive("-c", a);
-                    case 'l' -> length = positive("-l", a);
+                    case 'c' -> count = opts.positiveArgument('c');
+                    case 'l' -> length = opts.positiveArgument('l');
                     case 'p' -> { } // parsed and unused, as in the manual's code
                     case 's' -> sender = true;
                     case 'V' -> verify = true;
-                    case 't' -> limit = Duration.ofSeconds(positive("-t", a));
+                    case 't' -> limit = Duration.ofSeconds(opts.positiveArgument('t'));
                     default -> {
                         usage();
                         return false;
@@ -109,18 +107,6 @@ public final class Mc {
             return false;
         }
         return true;
-    }
-
-    private static int positive(String option, String value) {
-        try {
-            int v = Integer.parseInt(value.strip());
-            if (v > 0) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException("option " + option + " needs a positive number, got '" + value + "'");
     }
 
     private void usage() {

@@ -70,9 +70,7 @@ public final class Srq {
 
     /** Runs srq and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc);
+        Getopt.exit(run(args, System.out, System.err));
     }
 
     /** Runs srq; returns its status (0 on success). */
@@ -97,12 +95,12 @@ public final class Srq {
                 switch (c) {
                     case 'a' -> address = a;
                     case 'p' -> port = a;
-                    case 'c' -> msgCount = positive("-c", a);
-                    case 'l' -> msgLength = positive("-l", a);
-                    case 'q' -> qpCount = positive("-q", a);
-                    case 'w' -> maxWr = positive("-w", a);
+                    case 'c' -> msgCount = opts.positiveArgument('c');
+                    case 'l' -> msgLength = opts.positiveArgument('l');
+                    case 'q' -> qpCount = opts.positiveArgument('q');
+                    case 'w' -> maxWr = opts.positiveArgument('w');
                     case 's' -> server = true;
-                    case 't' -> limit = Duration.ofSeconds(positive("-t", a));
+                    case 't' -> limit = Duration.ofSeconds(opts.positiveArgument('t'));
                     default -> {
                         usage();
                         return false;
@@ -118,18 +116,6 @@ public final class Srq {
             return false;
         }
         return true;
-    }
-
-    private static int positive(String option, String value) {
-        try {
-            int v = Integer.parseInt(value.strip());
-            if (v > 0) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException("option " + option + " needs a positive number, got '" + value + "'");
     }
 
     private void usage() {

@@ -52,6 +52,29 @@ public final class Getopt {
         return List.copyOf(operands);
     }
 
+    /**
+     * The argument of the option {@link #next} returned last as a number greater than zero.
+     *
+     * @throws IllegalArgumentException naming the option and the text when it is not one
+     */
+    public int positiveArgument(char option) {
+        try {
+            int v = Integer.parseInt(argument.strip());
+            if (v > 0) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("option -" + option + " needs a positive number, got '" + argument + "'");
+    }
+
+    /** Ends a tool's JVM with {@code status} once what it printed to standard output is flushed. */
+    public static void exit(int status) {
+        System.out.flush();
+        System.exit(status);
+    }
+
     /** The next option character, {@code '?'} after printing an error to {@code err}, or -1 at the end. */
     public int next(PrintStream err) {
         argument = null;
