@@ -18,6 +18,8 @@ static struct {
     struct ibv_qp qp;
     struct ibv_mr mr;
     struct np_objects objects;
+    struct ibv_send_wr send_wr;
+    struct ibv_sge sge;
     struct np_pending ring[NP_DEPTH];
     uint64_t head, tail; /* posted into ring[tail % NP_DEPTH], polled from ring[head % NP_DEPTH] */
     uint64_t posted, polled, received;
@@ -151,7 +153,9 @@ struct np_objects *np_open(void)
     np.mr.lkey = NP_LKEY;
     np.mr.rkey = NP_RKEY;
 
-    np.objects = (struct np_objects) { ctx, &np.pd, &np.cq, &np.qp, &np.mr };
+    np.sge = (struct ibv_sge) { .addr = (uintptr_t) np.buffer, .length = 64, .lkey = NP_LKEY };
+    np.send_wr = (struct ibv_send_wr) { .sg_list = &np.sge, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+    np.objects = (struct np_objects) { ctx, &np.pd, &np.cq, &np.qp, &np.mr, ctx->ops.post_send, ctx->ops.poll_cq, &np.send_wr };
     np.opened = 1;
     return &np.objects;
 }

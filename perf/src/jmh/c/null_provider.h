@@ -25,13 +25,20 @@
 #define NP_LKEY 0x1234
 #define NP_RKEY 0x5678
 
-/* The fake objects; Java reads these five pointers in this order. */
+/*
+ * The fake objects; Java reads these pointers in this order. The last three serve a baseline
+ * that calls the ops with bare FFM downcalls: the context's post_send and poll_cq, and a send
+ * work request (one signaled SEND of 64 bytes from the MR) to post.
+ */
 struct np_objects {
     struct ibv_context *context;
     struct ibv_pd *pd;
     struct ibv_cq *cq;
     struct ibv_qp *qp;
     struct ibv_mr *mr;
+    int (*post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
+    int (*poll_cq)(struct ibv_cq *, int, struct ibv_wc *);
+    struct ibv_send_wr *send_wr;
 };
 
 /* Makes the objects on the first call (an RC QP in RTS, its send and receive CQ the same). */

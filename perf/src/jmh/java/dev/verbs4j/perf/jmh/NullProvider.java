@@ -54,6 +54,7 @@ public final class NullProvider implements AutoCloseable {
     private final CompletionQueue cq;
     private final QueuePair qp;
     private final MemoryRegion mr;
+    private final MemorySegment objects;
 
     private NullProvider(Path library) {
         Linker linker = Linker.nativeLinker();
@@ -65,7 +66,7 @@ public final class NullProvider implements AutoCloseable {
         this.reset = linker.downcallHandle(symbol(lookup, "np_reset"), FunctionDescriptor.ofVoid());
         MemorySegment objects;
         try {
-            objects = ((MemorySegment) open.invokeExact()).reinterpret(5 * ValueLayout.ADDRESS.byteSize());
+            objects = ((MemorySegment) open.invokeExact()).reinterpret(8 * ValueLayout.ADDRESS.byteSize());
         } catch (Throwable t) {
             throw new IllegalStateException("np_open failed", t);
         }
@@ -80,6 +81,7 @@ public final class NullProvider implements AutoCloseable {
         this.qp = verbs.borrowQueuePair(pd, pointer(objects, 3),
                 QueuePairInit.of(QpType.RC, cq).maxSendWr(DEPTH).maxRecvWr(DEPTH).maxSendSge(1).maxRecvSge(1));
         this.mr = verbs.borrowMemoryRegion(pd, pointer(objects, 4));
+        this.objects = objects;
         resetCounters();
     }
 
@@ -177,6 +179,15 @@ public final class NullProvider implements AutoCloseable {
     /** A region of 4096 bytes with local key {@value #LKEY}. */
     public MemoryRegion memoryRegion() {
         return mr;
+    }
+
+    /**
+     * The native objects by their index in {@code struct np_objects}, for a baseline without the
+     * verbs layer: 2 the {@code ibv_cq}, 3 the {@code ibv_qp}, 5 the post_send function, 6 the
+     * poll_cq function, 7 a signaled SEND work request ({@code wr_id} at offset 0) of 64 bytes.
+     */
+    public MemorySegment nativeObject(int index) {
+        return pointer(objects, index);
     }
 
     /** Work requests the provider's post_send accepted since the last {@link #resetCounters()}. */
