@@ -52,7 +52,9 @@ public final class VerbsAccess {
         // wrapper is closed and frees afterwards: closing a borrowed object closes the objects
         // created from it as usual, but never calls libibverbs to destroy the native object itself.
         // The data path (post, poll, notify) goes through the context's ops table as for any other
-        // object, which is the point: it is the code applications run.
+        // object, which is the point: it is the code applications run. Every other verb (modify,
+        // query, create) calls libibverbs as usual, so on objects libibverbs did not make (a
+        // null provider's) only the data path may be used.
 
         /**
          * A borrowed context on {@code ibvContext} that reports itself as {@code device} (its
@@ -75,7 +77,8 @@ public final class VerbsAccess {
 
         /**
          * A borrowed memory region on {@code ibvMr}, a {@code struct ibv_mr} in {@code pd}: its
-         * memory is the {@code length} bytes at {@code addr}, which the maker keeps alive.
+         * memory is the {@code length} bytes at {@code addr}, which the maker keeps alive; its
+         * {@link MemoryRegion#access()} is 0 (an {@code ibv_mr} does not record it).
          */
         MemoryRegion borrowMemoryRegion(ProtectionDomain pd, MemorySegment ibvMr);
     }
