@@ -31,6 +31,7 @@ public final class CompletionQueue extends NativeResource {
     private final MemorySegment pollOp;
     private final MemorySegment notifyOp;
     private final ExtendedPoller poller;
+    private final boolean borrowed;
     private int unackedEvents;
 
     CompletionQueue(Context context, int entries, CompletionChannel channel, int compVector) {
@@ -59,6 +60,7 @@ public final class CompletionQueue extends NativeResource {
                     MemorySegment.NULL, channelHandle, compVector);
             this.poller = null;
         }
+        this.borrowed = false;
         MemorySegment ops = ibv_context.ops(context.handle());
         this.pollOp = ibv_context_ops.poll_cq(ops);
         this.notifyOp = ibv_context_ops.req_notify_cq(ops);
@@ -68,6 +70,21 @@ public final class CompletionQueue extends NativeResource {
             dependOn(channel);
             channel.register(this, cq.address());
         }
+    }
+
+    /** A queue on {@code ibvCq}, made and freed by somebody else, without a channel. */
+    CompletionQueue(Context context, MemorySegment ibvCq) {
+        super(context);
+        this.context = context;
+        this.channel = null;
+        this.cq = Native.sized(ibvCq, ibv_cq.sizeof());
+        this.poller = null;
+        this.borrowed = true;
+        MemorySegment ops = ibv_context.ops(context.handle());
+        this.pollOp = ibv_context_ops.poll_cq(ops);
+        this.notifyOp = ibv_context_ops.req_notify_cq(ops);
+        attach();
+        context.track(cq.address(), this);
     }
 
     /** The number of entries the queue really has (at least the number asked for). */
@@ -173,6 +190,9 @@ public final class CompletionQueue extends NativeResource {
         ackEvents();
         if (channel != null) {
             channel.unregister(cq.address());
+        }
+        if (borrowed) {
+            return;
         }
         Ibv.check(rdma_core_h.ibv_destroy_cq(cq), "ibv_destroy_cq", context.name());
     }

@@ -387,6 +387,11 @@ public final class Context extends NativeResource {
         return new Context(Device.describe(Native.sized(ibv_context.device(ctx), ibv_device.sizeof())), ctx, false);
     }
 
+    /** A context on an {@code ibv_context} that somebody else made and frees, described as {@code device}. */
+    static Context borrow(MemorySegment ibvContext, Device device) {
+        return new Context(device, Native.sized(ibvContext, ibv_context.sizeof()), false);
+    }
+
     @Override
     MemorySegment handle() {
         ensureOpen();

@@ -26,6 +26,7 @@ public final class MemoryRegion extends NativeResource {
     private final long iova;
     private int lkey;
     private int rkey;
+    private final boolean borrowed;
 
     MemoryRegion(ProtectionDomain pd, MemorySegment segment, int access, Arena ownedMemory, boolean withIova, long iova) {
         super(pd);
@@ -48,6 +49,22 @@ public final class MemoryRegion extends NativeResource {
             }
         this.lkey = ibv_mr.lkey(mr);
         this.rkey = ibv_mr.rkey(mr);
+        this.borrowed = false;
+        attach();
+    }
+
+    /** A region on {@code ibvMr}, made and freed by somebody else, over the memory it names. */
+    MemoryRegion(ProtectionDomain pd, MemorySegment ibvMr) {
+        super(pd);
+        this.pd = pd;
+        this.mr = Native.sized(ibvMr, ibv_mr.sizeof());
+        this.segment = Native.sized(ibv_mr.addr(mr), ibv_mr.length(mr));
+        this.ownedMemory = null;
+        this.access = 0;
+        this.iova = segment.address();
+        this.lkey = ibv_mr.lkey(mr);
+        this.rkey = ibv_mr.rkey(mr);
+        this.borrowed = true;
         attach();
     }
 
@@ -131,6 +148,9 @@ public final class MemoryRegion extends NativeResource {
 
     @Override
     protected void destroy() {
+        if (borrowed) {
+            return;
+        }
         try {
             Ibv.check(rdma_core_h.ibv_dereg_mr(mr), "ibv_dereg_mr", describe());
         } finally {

@@ -228,6 +228,31 @@ public abstract class NativeResource implements AutoCloseable {
         public QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init, VerbsAccess.QueuePairFactory factory) {
             return new QueuePair(pd, init, factory);
         }
+
+        @Override
+        public Context borrowContext(MemorySegment ibvContext, Device device) {
+            return Context.borrow(ibvContext, device);
+        }
+
+        @Override
+        public ProtectionDomain borrowProtectionDomain(Context context, MemorySegment ibvPd) {
+            return new ProtectionDomain(context, ibvPd);
+        }
+
+        @Override
+        public CompletionQueue borrowCompletionQueue(Context context, MemorySegment ibvCq) {
+            return new CompletionQueue(context, ibvCq);
+        }
+
+        @Override
+        public QueuePair borrowQueuePair(ProtectionDomain pd, MemorySegment ibvQp, QueuePairInit init) {
+            return new QueuePair(pd, ibvQp, init);
+        }
+
+        @Override
+        public MemoryRegion borrowMemoryRegion(ProtectionDomain pd, MemorySegment ibvMr) {
+            return new MemoryRegion(pd, ibvMr);
+        }
     }
 
     @Override

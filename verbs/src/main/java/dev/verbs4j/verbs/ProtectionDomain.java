@@ -3,6 +3,7 @@ package dev.verbs4j.verbs;
 import dev.verbs4j.bindings.ibv_pd;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.internal.Ibv;
+import dev.verbs4j.verbs.internal.Native;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -16,11 +17,22 @@ public final class ProtectionDomain extends NativeResource {
 
     private final Context context;
     private final MemorySegment pd;
+    private final boolean borrowed;
 
     ProtectionDomain(Context context) {
         super(context);
         this.context = context;
         this.pd = Ibv.create(Ibv.ALLOC_PD, "ibv_alloc_pd", context.name(), ibv_pd.sizeof(), context.handle());
+        this.borrowed = false;
+        attach();
+    }
+
+    /** A domain on {@code ibvPd}, made and freed by somebody else. */
+    ProtectionDomain(Context context, MemorySegment ibvPd) {
+        super(context);
+        this.context = context;
+        this.pd = Native.sized(ibvPd, ibv_pd.sizeof());
+        this.borrowed = true;
         attach();
     }
 
@@ -122,6 +134,9 @@ public final class ProtectionDomain extends NativeResource {
 
     @Override
     protected void destroy() {
+        if (borrowed) {
+            return;
+        }
         Ibv.check(rdma_core_h.ibv_dealloc_pd(pd), "ibv_dealloc_pd", context.name());
     }
 

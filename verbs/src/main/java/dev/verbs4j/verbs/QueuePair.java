@@ -57,6 +57,7 @@ public final class QueuePair extends NativeResource {
 
     private final ExtendedQueuePair extended;
     private final VerbsAccess.QueuePairFactory factory;
+    private final boolean borrowed;
     private volatile QpState state = QpState.RESET;
     private int port = 1;
 
@@ -68,6 +69,7 @@ public final class QueuePair extends NativeResource {
     QueuePair(ProtectionDomain pd, QueuePairInit init, VerbsAccess.QueuePairFactory factory) {
         super(pd);
         this.factory = factory;
+        this.borrowed = false;
         this.pd = pd;
         this.context = pd.context();
         this.type = init.type();
@@ -151,6 +153,7 @@ public final class QueuePair extends NativeResource {
     QueuePair(XrcDomain xrcd) {
         super(xrcd);
         this.factory = null;
+        this.borrowed = false;
         this.pd = null;
         this.context = xrcd.context();
         this.type = QpType.XRC_RECV;
@@ -172,6 +175,40 @@ public final class QueuePair extends NativeResource {
         this.postRecvOp = ibv_context_ops.post_recv(ops);
         this.extended = null;
         attach();
+        context.track(qp.address(), this);
+    }
+
+    /**
+     * A queue pair on {@code ibvQp}, made and destroyed by somebody else; {@code init} gives its
+     * type, completion queues and capabilities, the {@code ibv_qp} its number and state.
+     */
+    QueuePair(ProtectionDomain pd, MemorySegment ibvQp, QueuePairInit init) {
+        super(pd);
+        this.factory = null;
+        this.borrowed = true;
+        this.pd = pd;
+        this.context = pd.context();
+        this.type = init.type();
+        if (init.sendCq().context() != context || init.recvCq().context() != context) {
+            throw new IllegalArgumentException("the completion queues belong to another context");
+        }
+        this.qp = Native.sized(ibvQp, ibv_qp.sizeof());
+        this.maxSendWr = init.maxSendWr();
+        this.maxRecvWr = init.maxRecvWr();
+        this.maxSendSge = init.maxSendSge();
+        this.maxRecvSge = init.maxRecvSge();
+        this.maxInlineData = init.maxInlineData();
+        this.qpNum = ibv_qp.qp_num(qp);
+        this.state = QpState.of(ibv_qp.state(qp));
+        MemorySegment ops = ibv_context.ops(context.handle());
+        this.postSendOp = ibv_context_ops.post_send(ops);
+        this.postRecvOp = ibv_context_ops.post_recv(ops);
+        this.extended = null;
+        attach();
+        dependOn(init.sendCq());
+        if (init.recvCq() != init.sendCq()) {
+            dependOn(init.recvCq());
+        }
         context.track(qp.address(), this);
     }
 
@@ -447,6 +484,9 @@ public final class QueuePair extends NativeResource {
     @Override
     protected void destroy() {
         context.untrack(qp.address());
+        if (borrowed) {
+            return;
+        }
         if (factory != null) {
             factory.destroy(qp);
         } else {

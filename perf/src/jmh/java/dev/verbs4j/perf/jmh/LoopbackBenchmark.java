@@ -1,0 +1,99 @@
+package dev.verbs4j.perf.jmh;
+
+import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.Context;
+import dev.verbs4j.verbs.MemoryRegion;
+import dev.verbs4j.verbs.Opcode;
+import dev.verbs4j.verbs.ProtectionDomain;
+import dev.verbs4j.verbs.QpType;
+import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.SendRequest;
+import dev.verbs4j.verbs.SendRequests;
+import dev.verbs4j.verbs.WorkCompletion;
+import dev.verbs4j.verbs.WorkCompletions;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One signaled 64-byte RDMA WRITE per operation between two RC queue pairs of one context on
+ * the loopback device (Soft-RoCE {@code rxe_lo} under {@code bin/softroce}; {@code
+ * VERBS4J_LO_DEV} names it), posted and then polled for until its completion arrives. {@code
+ * loopback_bench.c} is the same loop in C. Here the device's own work dominates; the null
+ * provider benchmark isolates the binding.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 5, time = 2)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+public class LoopbackBenchmark {
+
+    private static final int SIZE = 64;
+
+    private Context context;
+    private QueuePair a;
+    private CompletionQueue cqA;
+    private SendRequests sends;
+    private SendRequest wr;
+    private WorkCompletions wcs;
+    private long id;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        String device = System.getenv().getOrDefault("VERBS4J_LO_DEV", "rxe_lo");
+        context = Context.open(device);
+        ProtectionDomain pd = context.allocateProtectionDomain();
+        cqA = context.createCompletionQueue(64);
+        CompletionQueue cqB = context.createCompletionQueue(64);
+        a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cqA).maxSendWr(16).maxRecvWr(1));
+        QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cqB).maxSendWr(1).maxRecvWr(16));
+        a.connect(1, b.localEndpoint(0), 0);
+        b.connect(1, a.localEndpoint(0), 0);
+        MemoryRegion mrA = pd.allocateRegion(4096, Access.LOCAL_WRITE);
+        MemoryRegion mrB = pd.allocateRegion(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        sends = new SendRequests(1, 1);
+        wr = sends.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(mrA, 0, SIZE)
+                .rdma(mrB.remoteAddress(), mrB.rkey());
+        wcs = new WorkCompletions(1);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        sends.close();
+        wcs.close();
+        context.close();
+    }
+
+    /** post_send of one signaled RDMA WRITE, then poll_cq until its completion. */
+    @Benchmark
+    public long rdmaWritePostAndPoll() {
+        long wrId = ++id;
+        wr.wrId(wrId);
+        a.postSend(sends, 1);
+        while (cqA.poll(wcs) == 0) {
+            Thread.onSpinWait();
+        }
+        WorkCompletion wc = wcs.get(0);
+        if (!wc.isSuccess() || wc.wrId() != wrId) {
+            throw new IllegalStateException("bad completion " + wc + " for wr_id " + wrId);
+        }
+        return wrId;
+    }
+}

@@ -1,0 +1,141 @@
+package dev.verbs4j.perf.jmh;
+
+import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.Opcode;
+import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.SendRequest;
+import dev.verbs4j.verbs.SendRequests;
+import dev.verbs4j.verbs.WorkCompletion;
+import dev.verbs4j.verbs.WorkCompletions;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The binding's own cost per operation: one signaled SEND posted ({@link QueuePair#postSend})
+ * and its completion polled ({@link CompletionQueue#poll}), status and wr_id checked, on the
+ * {@link NullProvider}, whose provider functions return at once. {@code null_bench.c} is the
+ * same loop in C through the same functions; the difference is what Java adds. {@link
+ * #rawDowncalls} is the floor under the verbs layer: the same two calls as bare FFM downcalls
+ * (built once, {@code critical(false)}) on the native objects, with the same checks. Run with
+ * {@code -prof gc}: {@code gc.alloc.rate.norm} is the bytes allocated per operation (0 expected).
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 5, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+public class NullProviderBenchmark {
+
+    private NullProvider provider;
+    private QueuePair qp;
+    private CompletionQueue cq;
+    private SendRequests sends;
+    private SendRequest wr;
+    private WorkCompletions wcs;
+    private long id;
+
+    /** {@code int post_send(qp, wr, bad_wr)} and {@code int poll_cq(cq, n, wc)} through a function pointer. */
+    private static final MethodHandle POST_SEND = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS),
+            Linker.Option.critical(false));
+    private static final MethodHandle POLL_CQ = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
+            Linker.Option.critical(false));
+    /** {@code struct ibv_wc}: 48 bytes, {@code wr_id} at 0, {@code status} at 8 (the ABI of verbs.h). */
+    private static final long WC_SIZE = 48;
+    private static final long WC_STATUS = 8;
+
+    private Arena arena;
+    private MemorySegment rawQp;
+    private MemorySegment rawCq;
+    private MemorySegment rawPostSend;
+    private MemorySegment rawPollCq;
+    private MemorySegment rawWr;
+    private MemorySegment rawBadWr;
+    private MemorySegment rawWc;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        provider = NullProvider.open();
+        qp = provider.queuePair();
+        cq = provider.completionQueue();
+        sends = new SendRequests(1, 1);
+        wr = sends.get(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
+        wcs = new WorkCompletions(1);
+        arena = Arena.ofConfined();
+        rawCq = provider.nativeObject(2);
+        rawQp = provider.nativeObject(3);
+        rawPostSend = provider.nativeObject(5);
+        rawPollCq = provider.nativeObject(6);
+        rawWr = provider.nativeObject(7).reinterpret(8);
+        rawBadWr = arena.allocate(ValueLayout.ADDRESS);
+        rawWc = arena.allocate(WC_SIZE, 8);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        long posted = provider.posted();
+        long polled = provider.polled();
+        sends.close();
+        wcs.close();
+        provider.close();
+        arena.close();
+        if (posted != id || polled != id) {
+            throw new IllegalStateException("the provider counted " + posted + " posted and " + polled
+                    + " polled, the benchmark " + id);
+        }
+    }
+
+    /** post_send + poll_cq of one signaled SEND. */
+    @Benchmark
+    public long postSendPollCq() {
+        long wrId = ++id;
+        wr.wrId(wrId);
+        qp.postSend(sends, 1);
+        if (cq.poll(wcs) != 1) {
+            throw new IllegalStateException("no completion for wr_id " + wrId);
+        }
+        WorkCompletion wc = wcs.get(0);
+        if (!wc.isSuccess() || wc.wrId() != wrId) {
+            throw new IllegalStateException("bad completion " + wc + " for wr_id " + wrId);
+        }
+        return wrId;
+    }
+
+    /** The same two calls and checks as bare FFM downcalls, without the verbs layer. */
+    @Benchmark
+    public long rawDowncalls() throws Throwable {
+        long wrId = ++id;
+        rawWr.set(ValueLayout.JAVA_LONG, 0, wrId);
+        int rc = (int) POST_SEND.invokeExact(rawPostSend, rawQp, rawWr, rawBadWr);
+        if (rc != 0) {
+            throw new IllegalStateException("post_send returned " + rc);
+        }
+        if ((int) POLL_CQ.invokeExact(rawPollCq, rawCq, 1, rawWc) != 1
+                || rawWc.get(ValueLayout.JAVA_INT, WC_STATUS) != 0 || rawWc.get(ValueLayout.JAVA_LONG, 0) != wrId) {
+            throw new IllegalStateException("no good completion for wr_id " + wrId);
+        }
+        return wrId;
+    }
+}

@@ -1,0 +1,103 @@
+package dev.verbs4j.perf.jmh;
+
+import dev.verbs4j.verbs.Errno;
+import dev.verbs4j.verbs.Opcode;
+import dev.verbs4j.verbs.QpState;
+import dev.verbs4j.verbs.QpType;
+import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.SendRequest;
+import dev.verbs4j.verbs.SendRequests;
+import dev.verbs4j.verbs.VerbsException;
+import dev.verbs4j.verbs.WcOpcode;
+import dev.verbs4j.verbs.WorkCompletion;
+import dev.verbs4j.verbs.WorkCompletions;
+
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The benchmarks' null provider (built with gcc from src/jmh/c at test time) driven through the
+ * verbs layer's ordinary data path: what the Java side posts and polls is what the C functions
+ * counted. This tests the binding path into a provider's ops table, not RDMA.
+ */
+class NullProviderTest {
+
+    @Test
+    void postsAndPollsThroughTheProvidersFunctions() {
+        try (NullProvider np = NullProvider.open();
+             SendRequests sends = new SendRequests(8, 1);
+             WorkCompletions wcs = new WorkCompletions(16)) {
+            assertThat(np.queuePair().type()).isEqualTo(QpType.RC);
+            assertThat(np.queuePair().state()).isEqualTo(QpState.RTS);
+            assertThat(np.queuePair().qpNum()).isEqualTo(NullProvider.QP_NUM);
+            assertThat(np.memoryRegion().lkey()).isEqualTo(NullProvider.LKEY);
+            assertThat(np.memoryRegion().length()).isEqualTo(4096);
+
+            int n = 1000;
+            long next = 0;
+            long polled = 0;
+            for (int round = 0; round < n / 8; round++) {
+                for (int i = 0; i < 8; i++) {
+                    sends.get(i).wrId(next++).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
+                            .sge(np.memoryRegion(), 64L * i, 64 + i);
+                }
+                np.queuePair().postSend(sends, 8);   // one chain of eight
+                int got;
+                while ((got = np.completionQueue().poll(wcs)) > 0) {
+                    for (int k = 0; k < got; k++) {
+                        WorkCompletion wc = wcs.get(k);
+                        assertThat(wc.isSuccess()).isTrue();
+                        assertThat(wc.wrId()).isEqualTo(polled);
+                        assertThat(wc.opcode()).isEqualTo(WcOpcode.SEND);
+                        assertThat(wc.byteLength()).isEqualTo(64 + (int) (polled % 8));
+                        assertThat(wc.qpNum()).isEqualTo(NullProvider.QP_NUM);
+                        polled++;
+                    }
+                }
+            }
+            assertThat(polled).isEqualTo(n);
+            assertThat(np.posted()).isEqualTo(n);
+            assertThat(np.polled()).isEqualTo(n);
+        }
+    }
+
+    @Test
+    void aRefusedPostNamesTheWorkRequestAndErrno() {
+        try (NullProvider np = NullProvider.open();
+             SendRequests sends = new SendRequests(1, 1)) {
+            SendRequest wr = sends.get(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(np.memoryRegion(), 0, 8);
+            for (int i = 0; i < NullProvider.DEPTH; i++) {
+                wr.wrId(i);
+                np.queuePair().postSend(sends, 1);
+            }
+            assertThatThrownBy(() -> np.queuePair().postSend(sends, 1))
+                    .isInstanceOfSatisfying(VerbsException.class, e -> {
+                        assertThat(e.verb()).isEqualTo("ibv_post_send");
+                        assertThat(e.errno()).isEqualTo(Errno.ENOMEM);
+                        assertThat(e.getMessage()).contains("work request 0 of 1");
+                    });
+            assertThat(np.posted()).isEqualTo(NullProvider.DEPTH);
+        }
+    }
+
+    @Test
+    void closingBorrowedObjectsLeavesTheNativeOnesAlone() {
+        NullProvider first = NullProvider.open();
+        first.close();
+        assertThat(first.queuePair().isClosed()).isTrue();
+        try (WorkCompletions wcs = new WorkCompletions(1)) {
+            assertThatThrownBy(() -> first.completionQueue().poll(wcs)).isInstanceOf(IllegalStateException.class);
+        }
+        // the C objects were not destroyed: a second wrapper works on them
+        try (NullProvider second = NullProvider.open();
+             SendRequests sends = new SendRequests(1, 1);
+             WorkCompletions wcs = new WorkCompletions(1)) {
+            sends.get(0).wrId(7).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(second.memoryRegion(), 0, 8);
+            second.queuePair().postSend(sends, 1);
+            assertThat(second.completionQueue().poll(wcs)).isEqualTo(1);
+            assertThat(wcs.get(0).wrId()).isEqualTo(7);
+        }
+    }
+}
