@@ -31,12 +31,25 @@ public final class ReceiveRequests implements AutoCloseable {
 
     /** A batch of {@code capacity} receive requests with up to {@code maxSge} entries each. */
     public ReceiveRequests(int capacity, int maxSge) {
+        this(capacity, maxSge, false);
+    }
+
+    /**
+     * The same for one thread only: the memory lies in a confined arena, which makes each
+     * post cheaper (no atomic bookkeeping of the memory's lifetime in the downcall); any other
+     * thread that uses it gets a {@link WrongThreadException}.
+     */
+    public static ReceiveRequests confined(int capacity, int maxSge) {
+        return new ReceiveRequests(capacity, maxSge, true);
+    }
+
+    private ReceiveRequests(int capacity, int maxSge, boolean confined) {
         if (capacity < 1 || maxSge < 1) {
             throw new IllegalArgumentException("capacity and maxSge must be at least 1, got " + capacity + ", " + maxSge);
         }
         this.capacity = capacity;
         this.maxSge = maxSge;
-        this.arena = Arena.ofShared();
+        this.arena = confined ? Arena.ofConfined() : Arena.ofShared();
         this.wrs = arena.allocate(ibv_recv_wr.layout(), capacity);
         this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * maxSge);
         this.chain = new WorkRequestChain(arena, wrs, sges, WR_SIZE, NEXT, SG_LIST, capacity, (long) maxSge * SGE_SIZE);

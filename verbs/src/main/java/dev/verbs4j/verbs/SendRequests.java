@@ -29,12 +29,25 @@ public final class SendRequests implements AutoCloseable {
 
     /** A batch of {@code capacity} work requests with up to {@code maxSge} scatter/gather entries each. */
     public SendRequests(int capacity, int maxSge) {
+        this(capacity, maxSge, false);
+    }
+
+    /**
+     * The same for one thread only: the memory lies in a confined arena, which makes each
+     * post cheaper (no atomic bookkeeping of the memory's lifetime in the downcall); any other
+     * thread that uses it gets a {@link WrongThreadException}.
+     */
+    public static SendRequests confined(int capacity, int maxSge) {
+        return new SendRequests(capacity, maxSge, true);
+    }
+
+    private SendRequests(int capacity, int maxSge, boolean confined) {
         if (capacity < 1 || maxSge < 1) {
             throw new IllegalArgumentException("capacity and maxSge must be at least 1, got " + capacity + ", " + maxSge);
         }
         this.capacity = capacity;
         this.maxSge = maxSge;
-        this.arena = Arena.ofShared();
+        this.arena = confined ? Arena.ofConfined() : Arena.ofShared();
         this.wrs = arena.allocate(ibv_send_wr.layout(), capacity);
         this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * maxSge);
         this.chain = new WorkRequestChain(arena, wrs, sges, WR_SIZE, NEXT, SG_LIST, capacity, (long) maxSge * SGE_SIZE);

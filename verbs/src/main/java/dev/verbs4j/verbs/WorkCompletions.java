@@ -20,11 +20,24 @@ public final class WorkCompletions implements AutoCloseable {
 
     /** An array of {@code capacity} completions. */
     public WorkCompletions(int capacity) {
+        this(capacity, false);
+    }
+
+    /**
+     * The same for one thread only: the memory lies in a confined arena, which makes each
+     * poll cheaper (no atomic bookkeeping of the memory's lifetime in the downcall); any other
+     * thread that uses it gets a {@link WrongThreadException}.
+     */
+    public static WorkCompletions confined(int capacity) {
+        return new WorkCompletions(capacity, true);
+    }
+
+    private WorkCompletions(int capacity, boolean confined) {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
         }
         this.capacity = capacity;
-        this.arena = Arena.ofShared();
+        this.arena = confined ? Arena.ofConfined() : Arena.ofShared();
         this.array = arena.allocate(ibv_wc.layout(), capacity);
         this.flyweight = new WorkCompletion(array);
     }

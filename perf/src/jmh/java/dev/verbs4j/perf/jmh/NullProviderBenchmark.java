@@ -53,6 +53,9 @@ public class NullProviderBenchmark {
     private SendRequests sends;
     private SendRequest wr;
     private WorkCompletions wcs;
+    private SendRequests confinedSends;
+    private SendRequest confinedWr;
+    private WorkCompletions confinedWcs;
     private long id;
 
     /** {@code int post_send(qp, wr, bad_wr)} and {@code int poll_cq(cq, n, wc)} through a function pointer. */
@@ -83,6 +86,9 @@ public class NullProviderBenchmark {
         sends = new SendRequests(1, 1);
         wr = sends.get(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
         wcs = new WorkCompletions(1);
+        confinedSends = SendRequests.confined(1, 1);
+        confinedWr = confinedSends.get(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
+        confinedWcs = WorkCompletions.confined(1);
         arena = Arena.ofConfined();
         rawCq = provider.nativeObject(2);
         rawQp = provider.nativeObject(3);
@@ -99,6 +105,8 @@ public class NullProviderBenchmark {
         long polled = provider.polled();
         sends.close();
         wcs.close();
+        confinedSends.close();
+        confinedWcs.close();
         provider.close();
         arena.close();
         if (posted != id || polled != id) {
@@ -117,6 +125,25 @@ public class NullProviderBenchmark {
             throw new IllegalStateException("no completion for wr_id " + wrId);
         }
         WorkCompletion wc = wcs.get(0);
+        if (!wc.isSuccess() || wc.wrId() != wrId) {
+            throw new IllegalStateException("bad completion " + wc + " for wr_id " + wrId);
+        }
+        return wrId;
+    }
+
+    /**
+     * The same through descriptors of one thread ({@link SendRequests#confined}, {@link
+     * WorkCompletions#confined}): their memory needs no atomic lifetime bookkeeping per downcall.
+     */
+    @Benchmark
+    public long postSendPollCqConfined() {
+        long wrId = ++id;
+        confinedWr.wrId(wrId);
+        qp.postSend(confinedSends, 1);
+        if (cq.poll(confinedWcs) != 1) {
+            throw new IllegalStateException("no completion for wr_id " + wrId);
+        }
+        WorkCompletion wc = confinedWcs.get(0);
         if (!wc.isSuccess() || wc.wrId() != wrId) {
             throw new IllegalStateException("bad completion " + wc + " for wr_id " + wrId);
         }
