@@ -86,10 +86,11 @@ final class PerfOutput {
         StringBuilder s = new StringBuilder();
         s.append(' ').append(side).append(" address: LID ").append(alt(d.lid(), 4)).append(" QPN ").append(alt(d.qpn(), 6))
                 .append(" PSN ").append(alt(d.psn(), 6));
-        if (o.verb == PerfOptions.Verb.READ) {
+        // with -R perftest prints from the control connection's parameters, which know no verb
+        if (o.verb == PerfOptions.Verb.READ && !o.rdmaCm) {
             s.append(" OUT ").append(alt(d.outReads(), 4));
         }
-        if (o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.WRITE) {
+        if ((o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.WRITE) && !o.rdmaCm) {
             s.append(" RKey ").append(alt(d.rkey() & 0xffffffffL, 8)).append(" VAddr ").append(alt(d.vaddr(), 16));
         }
         s.append('\n');

@@ -497,10 +497,12 @@ final class Perftest {
         key(0);
     }
 
-    /** The address lines, each local one followed by a K and the peer's line. */
+    /** The address lines: every local one, then per queue pair a K and the peer's line. */
     void printAddresses() throws Exit {
         for (int i = 0; i < o.numQps; i++) {
             out.print(PerfOutput.address(o, "local", my[i]));
+        }
+        for (int i = 0; i < o.numQps; i++) {
             rem[i] = key(i);
             out.print(PerfOutput.address(o, "remote", rem[i]));
         }
