@@ -172,28 +172,40 @@ final class CmRun implements AutoCloseable {
         }
     }
 
+    /**
+     * The control connection, as perftest's client makes it: address and route resolution are
+     * retried, the connect is not: any outcome but ESTABLISHED (a REJECTED when nobody listens)
+     * ends the run.
+     */
     private Comm connectComm() throws Perftest.Exit {
-        for (int attempt = 0; attempt < ATTEMPTS * 3; attempt++) {
-            CmId id = resolved(commChannel);
+        CmId id = null;
+        for (int attempt = 0; attempt < ATTEMPTS && id == null; attempt++) {
+            id = resolved(commChannel);
             if (id == null) {
                 sleep();
-                continue;
             }
-            Comm c = new Comm(id);
-            id.connect(parameters());
-            CmEvent ev = await(commChannel, id);
-            if (ev.type() == CmEventType.ESTABLISHED) {
-                return c;
-            }
-            c.close();
-            if (ev.type() != CmEventType.REJECTED && ev.type() != CmEventType.UNREACHABLE
-                    && ev.type() != CmEventType.CONNECT_ERROR) {
-                throw t.exit("Unexpected CM event bl blka " + ev.type().code(), 1);
-            }
-            sleep();
         }
-        t.err.print("Couldn't connect to " + o.serverName + ":" + o.tcpPort + "\n");
-        throw t.exit(" Unable to init the socket connection", 1);
+        if (id == null) {
+            t.err.print(" Unable to perform rdma_client function\n");
+            throw t.exit(" Unable to init the socket connection", 1);
+        }
+        Comm c = new Comm(id);
+        try {
+            id.connect(parameters());
+        } catch (RuntimeException e) {
+            c.close();
+            t.err.print("Function rdma_connect failed\n");
+            t.err.print(" Unable to perform rdma_client function\n");
+            throw t.exit(" Unable to init the socket connection", 1);
+        }
+        CmEvent ev = await(commChannel, id);
+        if (ev.type() != CmEventType.ESTABLISHED) {
+            c.close();
+            t.err.print("Unexpected CM event bl blka " + ev.type().code() + "\n");
+            t.err.print(" Unable to perform rdma_client function\n");
+            throw t.exit(" Unable to init the socket connection", 1);
+        }
+        return c;
     }
 
     private Comm acceptComm() throws Perftest.Exit {

@@ -153,6 +153,10 @@ final class PerfOptions {
             }
         }
         List<String> ops = g.operands();
+        if (ops.size() > 1) {
+            err.print(" Invalid Command line. Please check command rerun \n");
+            return 1;
+        }
         if (!ops.isEmpty()) {
             serverName = ops.get(0);
         }
@@ -166,7 +170,14 @@ final class PerfOptions {
             }
             case 'd' -> deviceName = a;
             case 'i' -> {
-                return range(a, "IB Port", 1, 3, err, v -> ibPort = v);
+                Integer bad = number(a, "IB Port", "uint8_t", err, v -> ibPort = v & 0xff);
+                if (bad != null) {
+                    return bad;
+                }
+                if (ibPort < 1) {
+                    err.print("IB Port can't be less than 1\n");
+                    return 1;
+                }
             }
             case 'm' -> {
                 return number(a, "MTU", err, v -> mtu = v);
@@ -197,10 +208,10 @@ final class PerfOptions {
                 return range(a, "Tx depth", 1, 15000, err, v -> txDepth = v);
             }
             case 'u' -> {
-                return number(a, "QP Timeout", err, v -> qpTimeout = v & 0xff);
+                return number(a, "QP Timeout", "uint8_t", err, v -> qpTimeout = v & 0xff);
             }
             case 'S' -> {
-                Integer bad = number(a, "Service Level", err, v -> sl = v & 0xff);
+                Integer bad = number(a, "Service Level", "uint8_t", err, v -> sl = v & 0xff);
                 if (bad != null) {
                     return bad;
                 }
@@ -211,10 +222,19 @@ final class PerfOptions {
             }
             case 'x' -> {
                 gidGiven = true;
+                if (!isInteger(a)) {
+                    err.print(" Gid index argument " + a + " should be uint8_t\n");
+                    return 1;
+                }
                 return range(a, "Gid index", 0, 64, err, v -> gidIndex = v);
             }
             case 'c' -> {
                 connection = a;
+                if (!List.of("RC", "UC", "UD", "XRC", "DC", "SRD").contains(a)) {
+                    err.print(" Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}\n");
+                    quietExit = true;
+                    return 1;
+                }
                 if (!a.equals("RC")) {
                     // UC, UD, XRC, DC, SRD: not available in this implementation yet
                     err.print(" " + program + ": connection type " + a + " is not supported by verbs4j (RC only)\n");
@@ -273,7 +293,9 @@ final class PerfOptions {
                 } else if (a.equals("FETCH_AND_ADD")) {
                     atomicType = AtomicType.FETCH_AND_ADD;
                 } else {
+                    // perftest exits right there, without the parser's closing line
                     err.print(" Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}\n");
+                    quietExit = true;
                     return 1;
                 }
             }
@@ -369,7 +391,7 @@ final class PerfOptions {
                     case "message_rate" -> output = Output.MESSAGE_RATE;
                     case "latency" -> output = Output.LATENCY;
                     default -> {
-                        err.print(" Invalid output type. Valid options are: bandwidth, message_rate, latency\n");
+                        err.print(" Invalid verbosity level output flag. Please use bandwidth, latency, message_rate\n");
                         return 1;
                     }
                 }
@@ -406,20 +428,40 @@ final class PerfOptions {
             quietExit = true;
             return 1;
         }
-        if (all && duration > 0) {
-            err.print(" Duration mode cannot be combined with -a (all sizes)\n");
-            return 1;
-        }
-        if (duration > 0 && kind == Kind.LAT && duplex) {
-            return 1;
-        }
-        if (postList > 1 && iters % postList != 0) {
-            err.print("Number of iterations must be a multiple of post list size\n");
-            return 1;
+        if (cqModGiven && !all && size > 8192 && cqMod > 1) {
+            out.print(PerfOutput.RESULT_LINE);
+            out.print("Warning: Large message requested and CQ moderation enabled\n");
+            out.print("Warning: It can lead to inaccurate results\n");
         }
         if (postList < 1) {
             err.print(" Send Post List size must be positive\n");
             return 1;
+        }
+        if (postList > 1) {
+            if (kind != Kind.BW) {
+                return fatal(out, err, "Post list is supported in BW tests only");
+            }
+            if (iters % postList != 0) {
+                return fatal(out, err, "Number of iterations must be a multiple of post list size");
+            }
+            if (!cqModGiven) {
+                cqMod = postList;
+                out.print(PerfOutput.RESULT_LINE);
+                out.print("Post List requested - CQ moderation will be the size of the post list\n");
+            } else if (postList % cqMod != 0) {
+                return fatal(out, err, "Post list size must be a multiple of CQ moderation");
+            }
+        }
+        if (all && duration > 0) {
+            return fatal(out, err, "Duration mode currently doesn't support running on all sizes.");
+        }
+        if (output != Output.FULL) {
+            if (kind == Kind.BW && output == Output.LATENCY) {
+                return fatal(out, err, " Output verbosity level for BW can be: bandwidth, message_rate");
+            }
+            if (kind == Kind.LAT && output != Output.LATENCY) {
+                return fatal(out, err, " Output verbosity level for LAT can be: latency");
+            }
         }
         if (mtu != 0 && mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
             err.print(" Invalid MTU - " + mtu + " \n");
@@ -427,7 +469,8 @@ final class PerfOptions {
             return 1;
         }
         if (tos != -1 && !rdmaCm) {
-            err.print(" TOS only valid for rdma_cm based QP and RawEth QP \n");
+            out.print(" TOS only valid for rdma_cm based QP and RawEth QP \n");
+            quietExit = true;
             return 1;
         }
         if (events) {
@@ -479,14 +522,27 @@ final class PerfOptions {
         return null;
     }
 
+    /** perftest's exit from its dependency checks: a dashed line on stdout, the message on stderr. */
+    private Integer fatal(PrintStream out, PrintStream err, String message) {
+        out.print(PerfOutput.RESULT_LINE);
+        err.print(message + "\n");
+        quietExit = true;
+        return 1;
+    }
+
     @FunctionalInterface
     private interface IntSink {
         void set(int v);
     }
 
     private static Integer number(String a, String name, PrintStream err, IntSink sink) {
+        return number(a, name, "int", err, sink);
+    }
+
+    /** perftest's CHECK_VALUE: the message names the C type of the field. */
+    private static Integer number(String a, String name, String type, PrintStream err, IntSink sink) {
         if (!isInteger(a)) {
-            err.print(" " + name + " argument " + a + " should be int\n");
+            err.print(" " + name + " argument " + a + " should be " + type + "\n");
             return 1;
         }
         sink.set(Getopt.strtol(a));

@@ -1,6 +1,8 @@
 package dev.verbs4j.perf.tools;
 
 import java.io.PrintStream;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -86,10 +88,11 @@ final class PerfOutput {
         StringBuilder s = new StringBuilder();
         s.append(' ').append(side).append(" address: LID ").append(alt(d.lid(), 4)).append(" QPN ").append(alt(d.qpn(), 6))
                 .append(" PSN ").append(alt(d.psn(), 6));
-        if (o.verb == PerfOptions.Verb.READ) {
+        // with -R perftest prints from the control connection's parameters, which know no verb
+        if (o.verb == PerfOptions.Verb.READ && !o.rdmaCm) {
             s.append(" OUT ").append(alt(d.outReads(), 4));
         }
-        if (o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.WRITE) {
+        if ((o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.WRITE) && !o.rdmaCm) {
             s.append(" RKey ").append(alt(d.rkey() & 0xffffffffL, 8)).append(" VAddr ").append(alt(d.vaddr(), 16));
         }
         s.append('\n');
@@ -103,6 +106,21 @@ final class PerfOutput {
         }
         s.append('\n');
         return s.toString();
+    }
+
+    /**
+     * glibc's {@code %.<digits>f}: the exact binary value rounded half to even (Java's formatter
+     * rounds the shortest decimal form half up, so 0.125 would print 0.13 where C prints 0.12).
+     */
+    static String fixed(double v, int digits) {
+        if (Double.isNaN(v)) {
+            return "-nan";
+        }
+        if (Double.isInfinite(v)) {
+            return v > 0 ? "inf" : "-inf";
+        }
+        String t = new BigDecimal(v).setScale(digits, RoundingMode.HALF_EVEN).toPlainString();
+        return v < 0 || (v == 0 && 1 / v < 0) ? (t.startsWith("-") ? t : "-" + t) : t;
     }
 
     /** C's {@code %#0<width>x}: "0x" and zero padding up to {@code width} characters; all zeros for 0. */
@@ -153,8 +171,9 @@ final class PerfOutput {
 
     /** One latency row ({@code %-7lu %lu ...}). */
     static String latencyRow(long size, int iters, Latency l) {
-        return String.format(Locale.ROOT, " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f\n",
-                size, iters, l.min(), l.max(), l.typical(), l.avg(), l.stdev(), l.p99(), l.p999());
+        return String.format(Locale.ROOT, " %-7d %d          %-7s        %-7s      %-7s  \t       %-7s     \t%-7s\t\t%-7s \t\t%-7s\n",
+                size, iters, fixed(l.min(), 2), fixed(l.max(), 2), fixed(l.typical(), 2), fixed(l.avg(), 2),
+                fixed(l.stdev(), 2), fixed(l.p99(), 2), fixed(l.p999(), 2));
     }
 
     /** The per-sample lines of -H / -U. */
@@ -230,20 +249,20 @@ final class PerfOutput {
     /** One bandwidth row ({@code %-7lu    %-10lu ...}). */
     static String bwRow(PerfOptions o, Bw b) {
         if (o.reportGbits && b.avg() < 0.1) {
-            return String.format(Locale.ROOT, " %-7d    %d           %-7.6f            %-7.6f            %-7.6f\n",
-                    b.size(), b.iters(), b.peak(), b.avg(), b.msgRate());
+            return String.format(Locale.ROOT, " %-7d    %d           %-7s            %-7s            %-7s\n",
+                    b.size(), b.iters(), fixed(b.peak(), 6), fixed(b.avg(), 6), fixed(b.msgRate(), 6));
         }
-        return String.format(Locale.ROOT, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f\n",
-                b.size(), b.iters(), b.peak(), b.avg(), b.msgRate());
+        return String.format(Locale.ROOT, " %-7d    %-10d       %-7s            %-7s\t\t   %-7s\n",
+                b.size(), b.iters(), fixed(b.peak(), 2), fixed(b.avg(), 2), fixed(b.msgRate(), 6));
     }
 
     /** The single value {@code --output} asks for, or null for the full table. */
     static String single(PerfOptions o, Bw b, Latency l) {
         return switch (o.output) {
             case FULL -> null;
-            case BANDWIDTH -> b == null ? null : String.format(Locale.ROOT, "%f\n", b.avg());
-            case MESSAGE_RATE -> b == null ? null : String.format(Locale.ROOT, "%f\n", b.msgRate());
-            case LATENCY -> l == null ? null : String.format(Locale.ROOT, "%f\n", l.avg());
+            case BANDWIDTH -> b == null ? null : fixed(b.avg(), 6) + "\n";
+            case MESSAGE_RATE -> b == null ? null : fixed(b.msgRate(), 6) + "\n";
+            case LATENCY -> l == null ? null : fixed(l.avg(), 6) + "\n";
         };
     }
 }

@@ -139,12 +139,12 @@ final class Perftest {
     // ---- the whole run ----
 
     private int execute() throws Exit {
+        Device device = findDevice();
+        deviceName = device.name();
         if (o.verb == Verb.READ || o.verb == Verb.ATOMIC) {
             out.print(PerfOutput.RESULT_LINE);
             err.print("Device not recognized to implement inline feature. Disabling it\n");
         }
-        Device device = findDevice();
-        deviceName = device.name();
         if (o.rdmaCm) {
             return CmRun.run(this);
         }
@@ -196,13 +196,14 @@ final class Perftest {
         try {
             devices = Device.list();
         } catch (RuntimeException e) {
-            throw exit(" Unable to find the Infiniband/RoCE device", deviceStatus());
+            devices = List.of();
+        }
+        if (devices.isEmpty()) {
+            err.print(" Did not detect devices \n");
+            err.print(" If device exists, check if driver is up\n");
+            throw noDevice();
         }
         if (o.deviceName == null) {
-            if (devices.isEmpty()) {
-                err.print(" No IB devices found\n");
-                throw exit(" Unable to find the Infiniband/RoCE device", deviceStatus());
-            }
             return devices.get(0);
         }
         for (Device d : devices) {
@@ -211,11 +212,15 @@ final class Perftest {
             }
         }
         err.print("IB device " + o.deviceName + " not found\n");
-        throw exit(" Unable to find the Infiniband/RoCE device", deviceStatus());
+        throw noDevice();
     }
 
-    private int deviceStatus() {
-        return o.kind == Kind.BW && (o.verb == Verb.READ || o.verb == Verb.ATOMIC) ? 7 : 1;
+    /** ib_read_bw and ib_atomic_bw return 7 without a word of their own; the others say so and exit 1. */
+    private Exit noDevice() {
+        if (o.kind == Kind.BW && (o.verb == Verb.READ || o.verb == Verb.ATOMIC)) {
+            return new Exit(7);
+        }
+        return exit(" Unable to find the Infiniband/RoCE device", 1);
     }
 
     /** Opens the device and reads the port (TCP mode; RDMA CM gets the context from its id). */
@@ -475,7 +480,7 @@ final class Perftest {
             throw exit(" Interrupted while waiting for the peer", 1);
         } catch (IOException e) {
             err.print("ethernet_read_keys: Couldn't read remote address\n");
-            err.print(" Unable to read from socket/rdma_cm\n");
+            err.print(" Unable to read to socket/rdma_cm\n");
             throw exchangeFailed();
         }
     }
@@ -492,10 +497,12 @@ final class Perftest {
         key(0);
     }
 
-    /** The address lines, each local one followed by a K and the peer's line. */
+    /** The address lines: every local one, then per queue pair a K and the peer's line. */
     void printAddresses() throws Exit {
         for (int i = 0; i < o.numQps; i++) {
             out.print(PerfOutput.address(o, "local", my[i]));
+        }
+        for (int i = 0; i < o.numQps; i++) {
             rem[i] = key(i);
             out.print(PerfOutput.address(o, "remote", rem[i]));
         }
@@ -634,7 +641,7 @@ final class Perftest {
         int rcnt = 0;
         while (scnt < iters || rcnt < iters) {
             if (rcnt < iters && !(scnt < 1 && client())) {
-                awaitOne(recvCq, scnt, rcnt);
+                awaitOne(recvCq, true, rcnt, 0);
                 rcnt++;
                 if (recvPosted[0] < iters) {
                     postReceive(0);
@@ -644,7 +651,7 @@ final class Perftest {
                 tposted[scnt] = System.nanoTime();
                 post(0, 1, scnt);
                 scnt++;
-                awaitOne(sendCq, scnt, rcnt);
+                awaitOne(sendCq, false, scnt, scnt);
             }
         }
     }
@@ -694,7 +701,7 @@ final class Perftest {
                 post(0, 1, scnt);
             }
             if (ccnt < iters) {
-                awaitOne(sendCq, scnt, ccnt);
+                awaitOne(sendCq, false, scnt, ccnt);
                 ccnt++;
             }
         }
@@ -719,7 +726,7 @@ final class Perftest {
             for (int scnt = 0; scnt < o.iters; scnt++) {
                 tposted[scnt] = System.nanoTime();
                 post(0, 1, scnt);
-                awaitOne(sendCq, scnt + 1, scnt);
+                awaitOne(sendCq, false, scnt + 1, scnt + 1);
             }
             reportLatency(size, tposted);
         }
@@ -892,7 +899,7 @@ final class Perftest {
             int ne = poll(sendCq);
             for (int w = 0; w < ne; w++) {
                 WorkCompletion wc = wcs.get(w);
-                check(wc, totScnt, totCcnt);
+                check(wc, false, totScnt, totCcnt);
                 int i = (int) wc.wrId();
                 int next = Math.min((ccnt[i] / cqMod + 1) * cqMod, iters);
                 int covered = next - ccnt[i];
@@ -906,7 +913,7 @@ final class Perftest {
                 int nr = poll(recvCq);
                 for (int w = 0; w < nr; w++) {
                     WorkCompletion wc = wcs.get(w);
-                    check(wc, totScnt, totCcnt);
+                    check(wc, true, rcnt, 0);
                     int i = (int) wc.wrId();
                     rcnt++;
                     started = true;
@@ -949,7 +956,7 @@ final class Perftest {
             lastProgress = now;
             for (int w = 0; w < ne; w++) {
                 WorkCompletion wc = wcs.get(w);
-                check(wc, 0, rcnt);
+                check(wc, true, rcnt, 0);
                 if (rcnt == 0) {
                     first = now;
                 }
@@ -1007,7 +1014,7 @@ final class Perftest {
     }
 
     /** Waits for one completion on {@code cq} (interruptibly) and checks it. */
-    private void awaitOne(CompletionQueue cq, int scnt, int ccnt) throws Exit {
+    private void awaitOne(CompletionQueue cq, boolean recv, int a, int b) throws Exit {
         int spins = 0;
         int ne;
         while ((ne = poll(cq)) == 0) {
@@ -1016,16 +1023,29 @@ final class Perftest {
             }
         }
         for (int w = 0; w < ne; w++) {
-            check(wcs.get(w), scnt, ccnt);
+            check(wcs.get(w), recv, a, b);
         }
     }
 
-    private void check(WorkCompletion wc, int scnt, int ccnt) throws Exit {
+    /**
+     * A failed completion ends the run as perftest ends it: its message names the side by the queue
+     * (a receive "at server", a send "at client", whatever the role), then the counters.
+     */
+    private void check(WorkCompletion wc, boolean recv, int a, int b) throws Exit {
         if (!wc.isSuccess()) {
-            err.print(" Completion with error at " + (client() ? "client" : "server") + "\n");
-            err.print(String.format(Locale.ROOT, " Failed status %d: wr_id %d syndrom 0x%x\n", wc.statusCode(), wc.wrId(),
+            err.print(" Completion with error at " + (recv ? "server" : "client") + "\n");
+            err.print(String.format(Locale.ROOT, " Failed status %d: wr_id %d syndrom 0x%x\n", wc.statusCode(), (int) wc.wrId(),
                     wc.vendorError()));
-            err.print("scnt=" + scnt + ", ccnt=" + ccnt + "\n");
+            err.print(recv ? " rcnt=" + a + "\n" : "scnt=" + a + ", ccnt=" + b + "\n");
+            String after = switch (o.verb) {
+                case WRITE -> o.kind == Kind.LAT ? "Test exited with Error" : " Failed to complete run_iter_bw function successfully";
+                case READ -> o.kind == Kind.BW ? " Failed to complete run_iter_bw function successfully" : null;
+                case ATOMIC -> o.kind == Kind.BW ? " Error occurred in run_iter function" : null;
+                case SEND -> null;
+            };
+            if (after != null) {
+                err.print(after + "\n");
+            }
             throw new Exit(completionStatus());
         }
     }

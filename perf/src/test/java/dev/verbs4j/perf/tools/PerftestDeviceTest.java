@@ -14,120 +14,214 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
- * The eight Java perftest tools against each other and against perftest's C tools (both ways
- * round), on the loopback device and across the two test-bed hosts, with the options that change
- * the wire sequence (-a, -b, -q) and the sizes; every run must end with status 0 on both sides,
- * print sane numbers, and lay its output out as the C tool in the same role does (values aside).
- * The Java side runs in this JVM on a thread, the C side as a process; every wait is bounded.
+ * The eight Java perftest tools on Soft-RoCE, each option set in three directions: Java against
+ * Java, a Java client against the C server and a C client against the Java server (Debian's
+ * perftest 4.5). Every run must end with status 0 on both sides and print result rows that parse,
+ * for the right sizes and iteration counts, with sane numbers wherever Java computed them; each
+ * side's "remote address" must be what the peer printed as its "local address"; and the Java
+ * output of each role must be laid out as the C output of that role (values aside), its rows
+ * exactly in perftest's printf formats.
+ *
+ * <p>The option sets are chosen to cover every tool in both topologies and every wire sequence
+ * at little cost under the emulated CPU, where a C process with its clock calibration costs
+ * seconds: few iterations ({@code -n}) everywhere; the defaults (TCP) of the latency tools on the
+ * loopback device and of the bandwidth tools across the two hosts; {@code -R} (RDMA CM, which
+ * needs the veth addresses) with {@code -s} across the two hosts; {@code -b} together with
+ * {@code -q 2} for the bandwidth tools on the loopback device; {@code -a} (2 B to 8 MiB, by far the
+ * costliest) for ib_write_bw only, whose client sweeps the sizes with no exchange between them
+ * and whose server prints only the last one (the sweep itself is one loop shared by all tools).
+ * The Java side of every run is called in this JVM (on a thread, with its own streams and exit
+ * status), the C side is a process.
  */
 @Tag(TestBed.TAG)
 class PerftestDeviceTest {
 
-    private static final Duration RUN_LIMIT = Duration.ofSeconds(240);
-    private static final Duration LISTEN_LIMIT = Duration.ofSeconds(60);
+    private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
+    /** The first run of the class also pays for loading and compiling the Java side. */
+    private static final Duration LISTEN_LIMIT = Duration.ofSeconds(90);
     private static final AtomicInteger PORTS = new AtomicInteger(19100);
+    private static final String ITERS = "10";
 
-    /** The tools: Java entry point, C program, whether it is a bandwidth test, whether sizes can change. */
-    enum Tool {
-        SEND_LAT(SendLat::run, "ib_send_lat", false, true),
-        SEND_BW(SendBw::run, "ib_send_bw", true, true),
-        WRITE_LAT(WriteLat::run, "ib_write_lat", false, true),
-        WRITE_BW(WriteBw::run, "ib_write_bw", true, true),
-        READ_LAT(ReadLat::run, "ib_read_lat", false, true),
-        READ_BW(ReadBw::run, "ib_read_bw", true, true),
-        ATOMIC_LAT(AtomicLat::run, "ib_atomic_lat", false, false),
-        ATOMIC_BW(AtomicBw::run, "ib_atomic_bw", true, false);
+    /** Where the two sides run: both on the loopback device, or server on host A and client on host B. */
+    enum Topology {
+        LOOPBACK, HOSTS;
 
-        final ToolRunner.JavaTool java;
-        final String c;
-        final boolean bw;
-        final boolean sized;
-
-        Tool(ToolRunner.JavaTool java, String c, boolean bw, boolean sized) {
-            this.java = java;
-            this.c = c;
-            this.bw = bw;
-            this.sized = sized;
+        TestBed.Host server() {
+            return this == LOOPBACK ? TestBed.loopback() : TestBed.hostA();
         }
 
-        /** Options that keep a run short in the emulated VM. */
-        List<String> base() {
-            return bw ? List.of("-n", "100") : List.of();
+        TestBed.Host client() {
+            return this == LOOPBACK ? TestBed.loopback() : TestBed.hostB();
         }
     }
 
-    /** Both sides' results. */
-    record Pair(Run server, Run client) {
+    /** Both sides' results, and which of them ran in Java. */
+    record Pair(Run server, Run client, boolean javaServer, boolean javaClient) {
+        @Override
+        public String toString() {
+            return server + "\n" + client;
+        }
     }
 
-    // ---- Java against Java ----
+    // ---- the matrix: each option set, each tool, three directions ----
 
-    @ParameterizedTest
-    @EnumSource(Tool.class)
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(PerfTool.class)
+    @Timeout(300)
+    void defaults(PerfTool tool) throws Exception {
+        // the latency tools on the loopback device, the bandwidth tools across the hosts (they run
+        // -b -q 2 on the loopback device below): every tool meets both topologies
+        threeWays(tool, tool.bw ? Topology.HOSTS : Topology.LOOPBACK, List.of("-n", ITERS));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(PerfTool.class)
+    @Timeout(300)
+    void rdmaCmWithSizeAcrossHosts(PerfTool tool) throws Exception {
+        // atomics are 8 bytes and perftest refuses any other -s; 4096 is four packets at the veth MTU
+        threeWays(tool, Topology.HOSTS, List.of("-R", "-s", tool.atomic() ? "8" : "4096", "-n", ITERS));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = PerfTool.class, names = {"SEND_BW", "WRITE_BW", "READ_BW", "ATOMIC_BW"})
+    @Timeout(300)
+    void bidirectionalTwoQueuePairs(PerfTool tool) throws Exception {
+        threeWays(tool, Topology.LOOPBACK, List.of("-b", "-q", "2", "-n", ITERS));
+    }
+
+    @Test
     @Timeout(600)
-    void javaAgainstJava(Tool tool) throws Exception {
-        Pair p = run(tool, true, true, TestBed.loopback(), TestBed.loopback(), tool.base());
-        checkOk(tool, p, true, true);
+    void allSizesWriteBandwidth() throws Exception {
+        threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("-a", "-n", "5"));
     }
-
-    // ---- mixed, both directions, with the layout compared ----
-
-    @ParameterizedTest
-    @EnumSource(Tool.class)
-    @Timeout(600)
-    void mixedDefault(Tool tool) throws Exception {
-        mixedBothWays(tool, TestBed.loopback(), TestBed.loopback(), tool.base());
-    }
-
-
-
-
-
-
-    // ---- RDMA CM (-R): the veth addresses, never 127.0.0.1 ----
-
-
 
     // ---- misuse ----
 
+    @Test
+    @Timeout(120)
+    void missingServerOrDeviceFailsAsPerftest() throws Exception {
+        TestBed.Host lo = TestBed.loopback();
+        int port = PORTS.getAndIncrement();
+        String refused = "Couldn't connect to " + lo.address() + ":" + port
+                + "\nUnable to open file descriptor for socket connection Unable to init the socket connection";
+        Run c = ToolRunner.startC("C ib_write_lat client", LISTEN_LIMIT, "ib_write_lat", "-F", "-d", lo.device(), "-x",
+                String.valueOf(lo.gidIndex()), "-p", String.valueOf(port), lo.address()).await();
+        assertThat(c.status()).as(c.toString()).isEqualTo(1);
+        assertThat(String.join("\n", c.err())).as(c.toString()).isEqualTo(refused);
+        for (PerfTool tool : PerfTool.values()) {
+            Run j = ToolRunner.startJava(tool.java, "java " + tool.c + " client", LISTEN_LIMIT, "-d", lo.device(), "-x",
+                    String.valueOf(lo.gidIndex()), "-p", String.valueOf(port), lo.address()).await();
+            String inline = tool == PerfTool.READ_LAT || tool == PerfTool.READ_BW || tool.atomic()
+                    ? "Device not recognized to implement inline feature. Disabling it\n" : "";
+            assertThat(j.status()).as(j.toString()).isEqualTo(1);
+            assertThat(String.join("\n", j.err())).as(j.toString()).isEqualTo(inline + refused);
 
+            Run nodev = ToolRunner.startJava(tool.java, "java " + tool.c, LISTEN_LIMIT, "-d", "nodev", lo.address()).await();
+            boolean silent = tool == PerfTool.READ_BW || tool == PerfTool.ATOMIC_BW;
+            assertThat(nodev.status()).as(nodev.toString()).isEqualTo(silent ? 7 : 1);
+            assertThat(nodev.err()).as(nodev.toString()).isEqualTo(silent ? List.of("IB device nodev not found")
+                    : List.of("IB device nodev not found", " Unable to find the Infiniband/RoCE device"));
+            assertThat(nodev.out()).as(nodev.toString()).isEmpty();
+        }
+        // RDMA CM: nobody listens on the port, the connection is rejected at once
+        TestBed.Host a = TestBed.hostA();
+        TestBed.Host b = TestBed.hostB();
+        String[] args = {"-R", "-d", b.device(), "-x", String.valueOf(b.gidIndex()), "-p", String.valueOf(port), a.address()};
+        Run cr = ToolRunner.startC("C ib_send_bw -R client", LISTEN_LIMIT, concat(List.of("ib_send_bw", "-F"), List.of(args))
+                .toArray(String[]::new)).await();
+        Run jr = ToolRunner.startJava(PerfTool.SEND_BW.java, "java ib_send_bw -R client", LISTEN_LIMIT, args).await();
+        assertThat(cr.status()).as(cr.toString()).isEqualTo(1);
+        assertThat(jr.status()).as(jr + "\n" + cr).isEqualTo(1);
+        assertThat(jr.err()).as(jr + "\n" + cr).isEqualTo(errors(cr));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "WRITE_BW"})
+    @Timeout(300)
+    void mismatchedSizesEndAsPerftest(PerfTool tool) throws Exception {
+        // ib_send_lat: server -s 128, client -s 64: the client's receive is too short, both end with 17;
+        // ib_write_bw: client -s 1M into the server's 64 KiB: a remote access error, both end with 1
+        List<String> serverOpts = tool == PerfTool.SEND_LAT ? List.of("-s", "128", "-n", "5") : List.of("-n", "5");
+        List<String> clientOpts = tool == PerfTool.SEND_LAT ? List.of("-s", "64", "-n", "5") : List.of("-s", "1M", "-n", "5");
+        int status = tool == PerfTool.SEND_LAT ? 17 : 1;
+        Pair jj = run(tool, true, true, Topology.LOOPBACK, serverOpts, clientOpts);
+        Pair jc = run(tool, false, true, Topology.LOOPBACK, serverOpts, clientOpts);
+        Pair cj = run(tool, true, false, Topology.LOOPBACK, serverOpts, clientOpts);
+        for (Pair p : List.of(jj, jc, cj)) {
+            assertThat(p.server().status()).as(p.toString()).isEqualTo(status);
+            assertThat(p.client().status()).as(p.toString()).isEqualTo(status);
+        }
+        // the same messages as C in the same role, in every pairing
+        for (Pair p : List.of(jj, cj)) {
+            assertThat(p.server().err()).as(p + "\nC server:\n" + jc.server()).isEqualTo(errors(jc.server()));
+        }
+        for (Pair p : List.of(jj, jc)) {
+            assertThat(p.client().err()).as(p + "\nC client:\n" + cj.client()).isEqualTo(errors(cj.client()));
+        }
+    }
 
     // ---- helpers ----
 
-    private void mixedBothWays(Tool tool, TestBed.Host server, TestBed.Host client, List<String> opts) throws Exception {
-        Pair jsCc = run(tool, true, false, server, client, opts);
-        checkOk(tool, jsCc, true, false);
-        Pair csJc = run(tool, false, true, server, client, opts);
-        checkOk(tool, csJc, false, true);
-        sameLayout(jsCc.server(), csJc.server());
-        sameLayout(csJc.client(), jsCc.client());
+    /** Java against Java, Java client against C server, C client against Java server; then the comparisons. */
+    private void threeWays(PerfTool tool, Topology where, List<String> opts) throws Exception {
+        Pair jj = run(tool, true, true, where, opts, opts);
+        check(tool, opts, jj);
+        Pair jc = run(tool, false, true, where, opts, opts);
+        check(tool, opts, jc);
+        Pair cj = run(tool, true, false, where, opts, opts);
+        check(tool, opts, cj);
+        sameLayout(cj.server(), jc.server());
+        sameLayout(jc.client(), cj.client());
+        if (tool.serverEchoesClient() && !opts.contains("-b")) {
+            // the server prints the client's report: exactly the client's last row
+            List<String> rows = rows(jj.client());
+            assertThat(rows(jj.server())).as(jj.toString()).containsExactly(rows.get(rows.size() - 1));
+        }
+        if (opts.contains("-b")) {
+            // both sides print the sum of both directions
+            assertThat(rows(jj.server())).as(jj.toString()).isEqualTo(rows(jj.client()));
+        }
     }
 
-    private Pair run(Tool tool, boolean javaServer, boolean javaClient, TestBed.Host server, TestBed.Host client,
-                     List<String> opts) throws Exception {
+    private Pair run(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
+                     List<String> clientOpts) throws Exception {
         int port = PORTS.getAndIncrement();
-        List<String> serverArgs = concat(opts, List.of("-p", String.valueOf(port), "-d", server.device(), "-x",
+        TestBed.Host server = where.server();
+        TestBed.Host client = where.client();
+        List<String> serverArgs = concat(serverOpts, List.of("-p", String.valueOf(port), "-d", server.device(), "-x",
                 String.valueOf(server.gidIndex())));
-        List<String> clientArgs = concat(opts, List.of("-p", String.valueOf(port), "-d", client.device(), "-x",
+        List<String> clientArgs = concat(clientOpts, List.of("-p", String.valueOf(port), "-d", client.device(), "-x",
                 String.valueOf(client.gidIndex()), server.address()));
+        long t0 = System.nanoTime();
         Background s = start(tool, javaServer, "server", serverArgs);
         try {
-            if (opts.contains("-R")) {
-                ToolRunner.awaitCmListening(port, LISTEN_LIMIT);
+            if (serverOpts.contains("-R")) {
+                awaitCmListening(port);
             } else {
                 ToolRunner.awaitTcpListening(port, LISTEN_LIMIT);
             }
             Background c = start(tool, javaClient, "client", clientArgs);
             try {
                 Run cr = c.await();
-                Run sr = s.await();
-                return new Pair(sr, cr);
+                Run sr;
+                try {
+                    sr = s.await();
+                } catch (AssertionError e) {
+                    throw new AssertionError(e.getMessage() + "\nwhile the client ended: " + cr, e);
+                }
+                System.err.printf(Locale.ROOT, "[perftest] %s %s server %s client %s %s: %d ms%n", tool.c,
+                        String.join(" ", clientOpts), javaServer ? "Java" : "C", javaClient ? "Java" : "C", where,
+                        (System.nanoTime() - t0) / 1_000_000);
+                return new Pair(sr, cr, javaServer, javaClient);
             } finally {
                 c.stop();
             }
@@ -136,53 +230,169 @@ class PerftestDeviceTest {
         }
     }
 
-    private static Background start(Tool tool, boolean java, String role, List<String> args) throws Exception {
+    /** As {@link ToolRunner#awaitCmListening}, looking less often: each look is a process, dear in the VM. */
+    private static void awaitCmListening(int port) throws Exception {
+        long deadline = System.nanoTime() + LISTEN_LIMIT.toNanos();
+        Pattern listener = Pattern.compile(".*LISTEN.*src-addr [^ ]*:" + port + "( .*|$)");
+        while (System.nanoTime() < deadline) {
+            Process p = new ProcessBuilder("rdma", "res", "show", "cm_id").redirectErrorStream(true).start();
+            String text = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            p.waitFor();
+            if (Arrays.stream(text.split("\n")).anyMatch(l -> listener.matcher(l).matches())) {
+                return;
+            }
+            Thread.sleep(250);
+        }
+        throw new AssertionError("no RDMA CM listener on port " + port + " after " + LISTEN_LIMIT);
+    }
+
+    private static Background start(PerfTool tool, boolean java, String role, List<String> args) throws Exception {
         if (java) {
             return ToolRunner.startJava(tool.java, "java " + tool.c + " " + role, RUN_LIMIT, args.toArray(String[]::new));
         }
-        // -F: a failed cycle calibration in the VM must not end the C side with "Can't produce a report"
-        List<String> cmd = concat(List.of(tool.c, "-F"), args);
+        // -F: a failed cycle calibration in the VM must not end the C side with "Can't produce a report";
+        // stdbuf: what a C side printed is there even when it has to be stopped
+        List<String> cmd = concat(List.of("stdbuf", "-oL", tool.c, "-F"), args);
         return ToolRunner.startC("C " + tool.c + " " + role, RUN_LIMIT, cmd.toArray(String[]::new));
     }
 
-    private static void checkOk(Tool tool, Pair p, boolean javaServer, boolean javaClient) {
-        String both = p.server() + "\n" + p.client();
+    // ---- what every run must show ----
+
+    private static void check(PerfTool tool, List<String> opts, Pair p) {
+        String both = p.toString();
         assertThat(p.server().status()).as(both).isZero();
         assertThat(p.client().status()).as(both).isZero();
-        Run measuring = p.client();
-        assertThat(measuring.out()).as(both).anyMatch(l -> ROW.matcher(l).matches());
-        if (tool.bw || tool == Tool.SEND_LAT || tool == Tool.WRITE_LAT) {
-            assertThat(p.server().out()).as(both).anyMatch(l -> ROW.matcher(l).matches());
+        boolean duplex = opts.contains("-b");
+        int qps = opts.contains("-q") ? Integer.parseInt(opts.get(opts.indexOf("-q") + 1)) : 1;
+        long iters = Long.parseLong(opts.get(opts.indexOf("-n") + 1)) * (tool.bw ? qps : 1);
+        List<Long> sizes = sizes(tool, opts);
+
+        // the tables: one row per size, or as perftest prints them on each side
+        List<Long> serverSizes = !tool.bw ? (tool.passiveLatencyServer() ? List.of() : sizes)
+                : tool.serverEchoesClient() && !duplex ? List.of(sizes.get(sizes.size() - 1)) : sizes;
+        checkRows(tool, p.client(), sizes, iters, p.javaClient() && (p.javaServer() || !duplex), duplex, true, both);
+        boolean serverOwnNumbers = !duplex && !tool.serverEchoesClient();
+        checkRows(tool, p.server(), serverSizes, iters, p.javaServer() && (p.javaClient() || serverOwnNumbers), duplex,
+                false, both);
+
+        // what each side prints as the peer's address is what the peer printed as its own
+        assertThat(addresses(p.client(), "remote")).as(both).isEqualTo(addresses(p.server(), "local"))
+                .hasSize(2 * qps);
+        assertThat(addresses(p.server(), "remote")).as(both).isEqualTo(addresses(p.client(), "local"));
+
+        // the header names the device and the queue pairs of this side
+        for (Run r : List.of(p.server(), p.client())) {
+            assertThat(r.out()).as(both).contains(" Number of qps   : " + qps + "\t\tTransport type : IB");
+            assertThat(r.out()).as(both).contains(" rdma_cm QPs\t : " + (opts.contains("-R") ? "ON" : "OFF"));
         }
-        for (Run r : javaServer && javaClient ? List.of(p.server(), p.client())
-                : javaServer ? List.of(p.server()) : javaClient ? List.of(p.client()) : List.<Run>of()) {
-            assertThat(r.out()).as(both).noneMatch(l -> l.contains("inf") || l.contains("nan"));
+    }
+
+    private static List<Long> sizes(PerfTool tool, List<String> opts) {
+        if (opts.contains("-a")) {
+            List<Long> all = new ArrayList<>();
+            for (int i = 1; i <= 23; i++) {
+                all.add(1L << i);
+            }
+            return all;
         }
+        if (opts.contains("-s")) {
+            String s = opts.get(opts.indexOf("-s") + 1);
+            return List.of(s.endsWith("M") ? Long.parseLong(s.substring(0, s.length() - 1)) << 20 : Long.parseLong(s));
+        }
+        return List.of(tool.defaultSize());
     }
 
     private static final Pattern ROW = Pattern.compile(" \\d+ +\\d+ .*");
-    private static final Pattern FLOAT = Pattern.compile("-?\\d+\\.\\d+|-?inf|-?nan");
-    private static final Pattern HEX = Pattern.compile("0x[0-9a-f]+");
+    private static final String LAT_ROW = " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f";
+    private static final String BW_ROW = " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f";
 
-    /** The Java output laid out as the C one: same lines, same fields, values masked. */
-    private static void sameLayout(Run java, Run c) {
-        List<String> j = mask(java.out());
-        List<String> k = mask(c.out());
-        assertThat(j).as("layout of " + java + "\nagainst " + c).isEqualTo(k);
+    private static List<String> rows(Run r) {
+        return r.out().stream().filter(l -> ROW.matcher(l).matches()).toList();
     }
 
-    private static List<String> mask(List<String> lines) {
+    /**
+     * The result rows of one side: their sizes and iteration counts; when the numbers are this
+     * Java side's own (or both sides are Java), finite, positive and consistent, each row exactly in
+     * perftest's printf format.
+     */
+    private static void checkRows(PerfTool tool, Run r, List<Long> sizes, long iters, boolean javaNumbers, boolean duplex,
+                                  boolean client, String both) {
+        List<String> rows = rows(r);
+        assertThat(rows).as(both).hasSize(sizes.size());
+        for (int k = 0; k < rows.size(); k++) {
+            String row = rows.get(k);
+            String[] f = row.strip().split("[ \t]+");
+            assertThat(Long.parseLong(f[0])).as(row + "\n" + both).isEqualTo(sizes.get(k));
+            assertThat(Long.parseLong(f[1])).as(row + "\n" + both).isEqualTo(iters);
+            if (!javaNumbers) {
+                continue;
+            }
+            assertThat(row).as(both).doesNotContain("inf").doesNotContain("nan");
+            double[] v = Arrays.stream(f).skip(2).mapToDouble(Double::parseDouble).toArray();
+            if (!tool.bw) {
+                assertThat(f).as(row).hasSize(9);
+                assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, LAT_ROW, sizes.get(k), iters,
+                        v[0], v[1], v[2], v[3], v[4], v[5], v[6]));
+                double min = v[0], max = v[1], typical = v[2], avg = v[3], stdev = v[4], p99 = v[5], p999 = v[6];
+                assertThat(min).as(row).isPositive();
+                assertThat(typical).as(row).isBetween(min, max);
+                assertThat(avg).as(row).isBetween(min, max);
+                assertThat(stdev).as(row).isNotNegative();
+                assertThat(p99).as(row).isBetween(min, p999);
+                assertThat(p999).as(row).isLessThanOrEqualTo(max);
+            } else {
+                assertThat(f).as(row).hasSize(5);
+                assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, BW_ROW, sizes.get(k), iters,
+                        v[0], v[1], v[2]));
+                double peak = v[0], avg = v[1], rate = v[2];
+                assertThat(avg).as(row).isNotNegative();
+                assertThat(rate).as(row).isPositive();
+                // MB/sec = size * Mpps * 10^6 / 2^20, up to the rounding of the printed values
+                double mbPerMpps = sizes.get(k) * 1e6 / 1048576;
+                assertThat(avg).as(row).isCloseTo(rate * mbPerMpps, within(0.02 * avg + 0.5e-6 * mbPerMpps + 0.006));
+                boolean peakMeasured = client || duplex || tool != PerfTool.SEND_BW;
+                if (peakMeasured) {
+                    assertThat(peak).as(row).isGreaterThanOrEqualTo(avg * 0.99);
+                } else {
+                    assertThat(peak).as(row).isZero();
+                }
+            }
+        }
+    }
+
+    /** The address lines (and the GID line after each) of {@code side} ("local" or "remote"), named alike. */
+    private static List<String> addresses(Run r, String side) {
+        List<String> out = new ArrayList<>();
+        List<String> lines = r.out();
+        for (int i = 0; i + 1 < lines.size(); i++) {
+            if (lines.get(i).startsWith(" " + side + " address: ")) {
+                out.add(lines.get(i).substring(side.length() + 1));
+                out.add(lines.get(i + 1));
+            }
+        }
+        return out;
+    }
+
+    // ---- layout ----
+
+    private static final Pattern VALUE = Pattern.compile("(?<![\\w.])(-?nan|-?inf|-?\\d+\\.\\d+|0x[0-9a-f]+|\\d+)(?![\\w.]) *");
+
+    /** The Java output laid out as the C one in the same role: same lines and fields, values masked; same stderr. */
+    private static void sameLayout(Run java, Run c) {
+        assertThat(shape(java.out())).as("layout of " + java + "\nagainst " + c).isEqualTo(shape(c.out()));
+        assertThat(java.err()).as("stderr of " + java + "\nagainst " + c).isEqualTo(errors(c));
+    }
+
+    /** A C side's stderr without its clock calibration's complaints (the Java tools need none). */
+    private static List<String> errors(Run c) {
+        return c.err().stream().filter(l -> !l.startsWith("Correlation coefficient")).toList();
+    }
+
+    private static List<String> shape(List<String> lines) {
         List<String> out = new ArrayList<>();
         for (String l : lines) {
-            String m = l;
-            if (m.startsWith(" GID: ")) {
-                m = " GID: G";
-            } else if (m.startsWith(" local address:") || m.startsWith(" remote address:")) {
-                m = HEX.matcher(m).replaceAll("H").replaceAll("PSN \\S+", "PSN H");
-            } else {
-                m = FLOAT.matcher(m).replaceAll("F");
-            }
-            out.add(String.join(" ", m.strip().split("[ \t]+")));
+            Matcher m = VALUE.matcher(l);
+            out.add(m.replaceAll("#"));
         }
         return out;
     }

@@ -1,0 +1,118 @@
+package dev.verbs4j.perf.tools;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The perftest tools' option handling, which ends before any device is touched: for wrong and
+ * incompatible options each tool prints what perftest 4.5 prints (the same text on the same
+ * stream) and exits with its status. The expected texts were taken from Debian's perftest
+ * 4.5+0.17 binaries.
+ */
+class PerftestOptionsTest {
+
+    private static final String DASHES = "-".repeat(87) + "\n";
+
+    /** Command line, exit status, stdout, stderr. */
+    private static final Object[][] CASES = {
+            {"ib_atomic_bw -a", 1, DASHES + "Message size cannot be changed for Atomic tests \n", ""},
+            {"ib_atomic_lat -s 64", 1, DASHES + "Message size cannot be changed for Atomic tests \n", ""},
+            {"ib_write_lat -q 2", 1, "", " Multiple QPs only available on bw tests\n Parser function exited with Error\n"},
+            {"ib_send_lat -b", 1, "", " Bidirectional is only available in BW test\n Parser function exited with Error\n"},
+            {"ib_read_bw -I 64", 1, "", " Inline feature not available on READ/Atomic verbs\n Parser function exited with Error\n"},
+            {"ib_write_bw -n 3", 1, "", " Iteration num should be between 5 and 100000000\n Parser function exited with Error\n"},
+            {"ib_write_bw -n 100000001", 1, "", " Iteration num should be between 5 and 100000000\n Parser function exited with Error\n"},
+            {"ib_write_bw -A CMP_AND_SWAP", 1, "", " You are not running the atomic_lat/bw test!\n To change the atomic action type, you must run one of the atomic tests\n Parser function exited with Error\n"},
+            {"ib_atomic_lat -A XOR", 1, "", " Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}\n"},
+            {"ib_write_lat -e", 1, "", " Events feature not available on WRITE verb\n Parser function exited with Error\n"},
+            {"ib_send_bw -V", 1, "Version: 6.06\n", ""},
+            {"ib_send_bw -r 0", 1, "", "  Rx depth should be between 1 and 16384\n Parser function exited with Error\n"},
+            {"ib_write_bw -r 4", 1, "", " On RDMA verbs rx depth can be only 1\n Parser function exited with Error\n"},
+            {"ib_send_lat -N", 1, "", " NoPeak only valid for BW tests\n Parser function exited with Error\n"},
+            {"ib_read_bw -C", 1, "", " Available only on Latency tests\n Parser function exited with Error\n"},
+            {"ib_send_bw -H", 1, "", " Available only on Latency tests\n Parser function exited with Error\n"},
+            {"ib_send_bw -p abc", 1, "", " Port argument abc should be int\n Parser function exited with Error\n"},
+            {"ib_send_lat -u x", 1, "", " QP Timeout argument x should be uint8_t\n Parser function exited with Error\n"},
+            {"ib_send_lat --output=foo", 1, "", " Invalid verbosity level output flag. Please use bandwidth, latency, message_rate\n Parser function exited with Error\n"},
+            {"ib_send_bw --output=latency", 1, DASHES, " Output verbosity level for BW can be: bandwidth, message_rate\n"},
+            {"ib_read_lat --output=bandwidth", 1, DASHES, " Output verbosity level for LAT can be: latency\n"},
+            {"ib_write_bw -S 16", 1, "", " Only 15 Service levels\n Parser function exited with Error\n"},
+            {"ib_write_bw -x 65", 1, "", " Gid index should be between 0 and 64\n Parser function exited with Error\n"},
+            {"ib_send_bw -s 0", 1, "", " Message Size should be between 1 and 2147483647\n Parser function exited with Error\n"},
+            {"ib_send_bw -T 3", 1, " TOS only valid for rdma_cm based QP and RawEth QP \n", ""},
+            {"ib_read_lat -o 4 -I 0", 1, "", " Inline feature not available on READ/Atomic verbs\n Parser function exited with Error\n"},
+            {"ib_send_bw -o 4", 1, "", " Setting Outstanding reads only available on READ verb\n Parser function exited with Error\n"},
+            {"ib_send_lat -l 2", 1, DASHES, "Post list is supported in BW tests only\n"},
+            {"ib_write_bw -l 3 -n 10", 1, DASHES, "Number of iterations must be a multiple of post list size\n"},
+            {"ib_write_bw -l 4 -Q 3 -n 12", 1, DASHES + "Warning: Large message requested and CQ moderation enabled\nWarning: It can lead to inaccurate results\n" + DASHES, "Post list size must be a multiple of CQ moderation\n"},
+            {"ib_write_bw -t 0", 1, "", " Tx depth should be between 1 and 15000\n Parser function exited with Error\n"},
+            {"ib_write_lat -D 0", 1, "", " Duration period must be positive\n Parser function exited with Error\n"},
+            {"ib_write_bw -q 0", 1, "", " num of Qps should be between 1 and 16384\n Parser function exited with Error\n"},
+            {"ib_write_bw -a -D 2", 1, DASHES, "Duration mode currently doesn't support running on all sizes.\n"},
+            {"ib_write_bw 198.18.0.1 198.18.0.2", 1, "", " Invalid Command line. Please check command rerun \n Parser function exited with Error\n"},
+            {"ib_send_lat -i 0", 1, "", "IB Port can't be less than 1\n Parser function exited with Error\n"},
+            {"ib_send_lat -c XX", 1, "", " Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}\n"},
+    };
+
+    /** One in-process run of a tool. */
+    record Result(int status, String out, String err) {
+    }
+
+    static Result run(String program, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        int rc = switch (program) {
+            case "ib_send_lat" -> SendLat.run(args, o, e);
+            case "ib_send_bw" -> SendBw.run(args, o, e);
+            case "ib_write_lat" -> WriteLat.run(args, o, e);
+            case "ib_write_bw" -> WriteBw.run(args, o, e);
+            case "ib_read_lat" -> ReadLat.run(args, o, e);
+            case "ib_read_bw" -> ReadBw.run(args, o, e);
+            case "ib_atomic_lat" -> AtomicLat.run(args, o, e);
+            case "ib_atomic_bw" -> AtomicBw.run(args, o, e);
+            default -> throw new IllegalArgumentException(program);
+        };
+        return new Result(rc, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void wrongAndIncompatibleOptionsAsPerftest() {
+        for (Object[] c : CASES) {
+            String[] words = ((String) c[0]).split(" ");
+            Result r = run(words[0], Arrays.copyOfRange(words, 1, words.length));
+            String what = c[0] + "\n" + r;
+            assertThat(r.status()).as(what).isEqualTo(c[1]);
+            assertThat(r.out()).as(what).isEqualTo(c[2]);
+            assertThat(r.err()).as(what).isEqualTo(c[3]);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(PerfTool.class)
+    void unknownOptionsPrintTheUsageAndFail(PerfTool tool) {
+        String usage = "Usage:\n  " + tool.c + "            start a server and wait for connection\n  " + tool.c
+                + " <host>     connect to server at <host>\n\nOptions:\n";
+        Result r = run(tool.c, "-Y");
+        assertThat(r.status()).as(r.toString()).isEqualTo(1);
+        assertThat(r.out()).startsWith(usage);
+        assertThat(r.err()).isEqualTo(tool.c + ": invalid option -- 'Y'\n Invalid Command or flag.\n"
+                + " Please check command line and run again.\n\n Parser function exited with Error\n");
+        r = run(tool.c, "--nope");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.err()).startsWith(tool.c + ": unrecognized option '--nope'\n Invalid Command or flag.\n");
+        r = run(tool.c, "-h");
+        assertThat(r.status()).isEqualTo(1);
+        assertThat(r.out()).startsWith(usage);
+        assertThat(r.err()).isEmpty();
+    }
+}
