@@ -39,6 +39,14 @@ public final class Mrsp {
      * not be decoded (too short, unknown type, count beyond the length).
      */
     public static final int MALFORMED_MESSAGE = 0x04;
+    /**
+     * Error code of this implementation (not defined by the NAAICE documents): a host closes its
+     * connection before setting up regions. It sends {@code 00 05 00 05}: the code at offset 1,
+     * where the C host and a Java NAA read it, and again at offset 3, where the C NAA reads it.
+     * The C NAA ends that connection's worker cleanly on any error message; a disconnect without
+     * it, before the region setup, crashes the C NAA.
+     */
+    public static final int HOST_ABORT = 0x05;
 
     private static final ValueLayout.OfLong BE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
@@ -162,6 +170,7 @@ public final class Mrsp {
             case INVALID_ADDRESS -> "invalid address";
             case TOO_MANY_REGIONS -> "too many regions";
             case MALFORMED_MESSAGE -> "malformed message";
+            case HOST_ABORT -> "the host closed before setting up regions";
             default -> "error 0x" + Integer.toHexString(code);
         };
     }

@@ -58,6 +58,13 @@ public final class NaaClient implements AutoCloseable {
     private static final long WR_MRSP_SEND = 2;
     private static final long WR_DATA_RECV = 3;
     private static final long WR_WRITE = 4;
+    private static final long WR_MRSP_ABORT = 5;
+    /** How long {@link #close()} waits for the NAA's answer to a request already sent. */
+    private static final long ANSWER_WAIT_NANOS = 2_000_000_000L;
+    /** How long {@link #close()} waits for the completion of its abort message. */
+    private static final long ABORT_SEND_WAIT_NANOS = 1_000_000_000L;
+    /** How long {@link #close()} leaves the NAA to take its abort message before disconnecting. */
+    private static final long ABORT_GRACE_NANOS = 500_000_000L;
     private static final long SLICE_NANOS = 100_000_000L;
     private static final long PAGE = 4096;
 
@@ -214,6 +221,11 @@ public final class NaaClient implements AutoCloseable {
     private NaaiceException failure;
     private boolean closed;
 
+    // connection and MRSP progress, for close(): a C NAA must see a region setup or an abort first
+    private boolean established;
+    private boolean peerDisconnected;
+    private boolean requestPosted;
+    private boolean answerArrived;
     // MRSP progress
     private boolean mrspSendDone;
     private MrspMessage mrspAnswer;
@@ -370,6 +382,7 @@ public final class NaaClient implements AutoCloseable {
             mrspAnswer = null;
             machine.moveTo(NaaState.MRSP_SENDING);
             qp.postSend(sends, 1);
+            requestPosted = true;
         } catch (NaaiceException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -566,10 +579,12 @@ public final class NaaClient implements AutoCloseable {
             }
             case ESTABLISHED -> {
                 if (s == NaaState.READY) {
+                    established = true;
                     machine.moveTo(NaaState.CONNECTED);
                 }
             }
             case DISCONNECTED -> {
+                peerDisconnected = true;
                 try {
                     id.disconnect();
                 } catch (RuntimeException e) {
@@ -624,6 +639,7 @@ public final class NaaClient implements AutoCloseable {
         if (wrId == WR_MRSP_SEND) {
             mrspSendDone = true;
         } else if (wrId == WR_MRSP_RECV) {
+            answerArrived = true;
             try {
                 mrspAnswer = Mrsp.decode(mrspBuffer.segment(), bytes);
             } catch (MalformedMrspException e) {
@@ -718,6 +734,13 @@ public final class NaaClient implements AutoCloseable {
      * Disconnects (waits at most one second for the NAA's answer: the C NAA sends none) and frees
      * everything the context created; the application's segments stay untouched. Moves to
      * DISCONNECTED; idempotent.
+     *
+     * <p>The C NAA cannot take a disconnect before the region setup is through (its worker then
+     * enters the data phase without regions and the whole NAA process crashes). So a connected
+     * context whose region setup never started first sends an MRSP error message ({@link
+     * Mrsp#HOST_ABORT}, the code also at offset 3, SE), waits for its completion and leaves the
+     * NAA half a second to take it; one whose request is still unanswered first waits up to two
+     * seconds for the answer.
      */
     @Override
     public void close() {
@@ -725,6 +748,18 @@ public final class NaaClient implements AutoCloseable {
             return;
         }
         closed = true;
+        if (established && !peerDisconnected && qp != null) {
+            try {
+                if (!requestPosted) {
+                    abortRegionSetup();
+                } else if (!answerArrived) {
+                    awaitAnswer();
+                }
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "NAAICE client to {0}: ending the region setup before closing failed: {1}",
+                        naa, e);
+            }
+        }
         NaaState s = machine.state();
         if (s != NaaState.INIT && s != NaaState.READY && !(s == NaaState.ERROR && qp == null)) {
             try {
@@ -756,6 +791,55 @@ public final class NaaClient implements AutoCloseable {
         machine.moveTo(NaaState.DISCONNECTED);
         if (first != null) {
             throw first;
+        }
+    }
+
+    /** Sends the abort message, waits for its completion, then for the grace period (close only). */
+    private void abortRegionSetup() {
+        long half = mrspBuffer.length() / 2;
+        int len = Mrsp.encode(new MrspMessage.Error(Mrsp.HOST_ABORT, true), mrspBuffer.segment().asSlice(half));
+        sends.get(0).wrId(WR_MRSP_ABORT).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).sge(mrspBuffer, half, len);
+        qp.postSend(sends, 1);
+        long until = System.nanoTime() + ABORT_SEND_WAIT_NANOS;
+        while (System.nanoTime() < until && !peerDisconnected) {
+            int n = cq.poll(completions);
+            for (int i = 0; i < n; i++) {
+                WorkCompletion wc = completions.get(i);
+                if (wc.wrId() == WR_MRSP_ABORT) {
+                    if (wc.isSuccess()) {
+                        pause(ABORT_GRACE_NANOS);
+                    }
+                    return;
+                }
+            }
+            if (n == 0) {
+                pause(1_000_000L);
+            }
+        }
+    }
+
+    /** Progresses until the NAA's MRSP answer arrived, the NAA disconnected or the wait is over (close only). */
+    private void awaitAnswer() {
+        long until = System.nanoTime() + ANSWER_WAIT_NANOS;
+        while (!answerArrived && !peerDisconnected && System.nanoTime() < until
+                && !(failure != null && failure.reason() == NaaiceException.Reason.WORK_COMPLETION)) { // a failed queue pair receives nothing
+            CmEvent ev;
+            while ((ev = events.tryGetEvent()) != null) {
+                if (ev.type() == CmEventType.DISCONNECTED) {
+                    peerDisconnected = true;
+                }
+            }
+            if (!drain()) {
+                pause(1_000_000L);
+            }
+        }
+    }
+
+    private void pause(long nanos) {
+        long until = System.nanoTime() + nanos;
+        long left;
+        while ((left = until - System.nanoTime()) > 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(left);
         }
     }
 

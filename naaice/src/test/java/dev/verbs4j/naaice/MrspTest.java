@@ -129,6 +129,16 @@ class MrspTest {
     }
 
     @Test
+    void hostAbortMessage() {
+        // what a client sends when it closes before the region setup: 00 05 00 05, 4 bytes
+        byte[] b = Mrsp.toBytes(new MrspMessage.Error(Mrsp.HOST_ABORT, true));
+        assertThat(b).isEqualTo(hex("00 05 00 05"));
+        assertThat(((MrspMessage.Error) Mrsp.decode(b)).code()).isEqualTo(Mrsp.HOST_ABORT);
+        assertThat(b[3]).as("where the C NAA reads the code").isEqualTo((byte) Mrsp.HOST_ABORT);
+        assertThat(Mrsp.errorName(Mrsp.HOST_ABORT)).contains("closed");
+    }
+
+    @Test
     void emptyRequestAndAdvertise() {
         assertThat(Mrsp.toBytes(new MrspMessage.Request(List.of()))).isEqualTo(hex("01 00 00 00"));
         assertThat(Mrsp.toBytes(new MrspMessage.Advertise(List.of()))).isEqualTo(hex("02 00 00 00"));
