@@ -1,0 +1,78 @@
+package dev.verbs4j.perf.compare;
+
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberTickUnit;
+import org.jfree.chart.plot.ValueMarker;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.text.DecimalFormat;
+import java.util.List;
+
+/**
+ * The ratios as a PNG line chart (JFreeChart, headless): one line per tool over the message size
+ * (log2 axis), the ratio on a log axis, with the parity line at 1 and the bounds when given.
+ */
+final class Plot {
+
+    static final int WIDTH = 1100;
+    static final int HEIGHT = 650;
+
+    private Plot() {
+    }
+
+    static void writePng(List<Result> results, Path file, double min, double max) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        XYSeriesCollection data = new XYSeriesCollection();
+        for (Tool t : results.stream().map(Result::tool).distinct().toList()) {
+            XYSeries s = new XYSeries(t.program());
+            for (Result r : results) {
+                if (r.tool() == t && !Double.isNaN(r.ratio())) {
+                    s.add(r.size(), r.ratio());
+                }
+            }
+            data.addSeries(s);
+        }
+        LogAxis x = new LogAxis("message size [bytes] (atomic tools: 8 B only)");
+        x.setBase(2);
+        x.setTickUnit(new NumberTickUnit(1, new DecimalFormat("0")));
+        x.setNumberFormatOverride(new DecimalFormat("0"));
+        LogAxis y = new LogAxis("Java slowdown: latency Java/C, bandwidth C/Java (>1 = Java slower)");
+        y.setBase(2);
+        y.setSmallestValue(1e-3);
+        y.setNumberFormatOverride(new DecimalFormat("0.##"));
+        XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
+        XYPlot plot = new XYPlot(data, x, y, renderer);
+        plot.setBackgroundPaint(Color.WHITE);
+        plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
+        plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
+        plot.addRangeMarker(marker(1, Color.BLACK));
+        if (max < Double.POSITIVE_INFINITY) {
+            plot.addRangeMarker(marker(max, Color.RED));
+        }
+        if (min > 0) {
+            plot.addRangeMarker(marker(min, Color.RED));
+        }
+        JFreeChart chart = new JFreeChart("verbs4j compare: Java tools against perftest 4.5 (C), same device and options",
+                JFreeChart.DEFAULT_TITLE_FONT, plot, true);
+        chart.setBackgroundPaint(Color.WHITE);
+        Path dir = file.toAbsolutePath().getParent();
+        if (dir != null) {
+            Files.createDirectories(dir);
+        }
+        ChartUtils.saveChartAsPNG(file.toFile(), chart, WIDTH, HEIGHT);
+    }
+
+    private static ValueMarker marker(double at, Color color) {
+        return new ValueMarker(at, color, new BasicStroke(1.5f));
+    }
+}
