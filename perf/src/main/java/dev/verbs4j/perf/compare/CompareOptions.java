@@ -45,13 +45,15 @@ final class CompareOptions {
 
             The ratio is the Java slowdown, above 1 = Java slower:
               latency tools (ib_*_lat)   Java t_typical / C t_typical   (the median, usec)
-              bandwidth tools (ib_*_bw)  C BW average / Java BW average (MB/sec)
+              bandwidth tools (ib_*_bw)  C MsgRate / Java MsgRate (Mpps; at one size that is C BW
+                                         average / Java BW average, with six decimals instead of two)
             The atomic tools always move 8 bytes: one row each, at 8 B.
 
             C runs are one process pair per size; a C run with no usable value (a failed cycle-counter
-            calibration prints inf/nan or "Can't produce a report"), or a failed one, is run again. Each
-            Java side runs all sizes of a tool in one JVM (as perftest -a does in one process), after one
-            discarded warm-up run at the first size.
+            calibration prints inf/nan or "Can't produce a report"), or a failed one, is run again. The
+            Java server and client each run in one JVM for the whole comparison (started once), all sizes
+            of a tool in a row (as perftest -a does in one process), after one discarded warm-up run of
+            the tool at its first size.
 
             Options:
               --tools LIST        tools, comma-separated (ib_send_lat,...; 'lat', 'bw', 'all'; default all)

@@ -1,7 +1,10 @@
 package dev.verbs4j.perf.compare;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -10,38 +13,55 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * One side (server or client) of a Java tool over several message sizes, in one JVM: run {@code i}
- * is the tool's {@code run} with the common options, {@code -s SIZE_i} and {@code -p PORT+i}, as
- * perftest's {@code -a} runs its sizes in one process. The client waits until the server listens
- * on run {@code i}'s port. Each run's output is framed by marker lines for {@link Compare}:
+ * One side (server or client) of the Java tools, in one JVM for the whole comparison, so that the
+ * JVM starts once per side: it reads batches from stdin, one line each,
+ * {@code TOOL BASEPORT SIZE,SIZE,...}, and runs {@code TOOL}'s {@code run} once per size with the
+ * common options, {@code -s SIZE_i} (none for size 0) and {@code -p BASEPORT+i}, as perftest's
+ * {@code -a} runs its sizes in one process. The client waits until the server listens on run
+ * {@code i}'s port. Each run's output is framed by marker lines for {@link Compare}, and each batch
+ * ends with a line of its own:
  * <pre>
  * @@compare begin I SIZE
  * ...the tool's stdout...
  * @@compare end I SIZE STATUS
+ * @@compare batch done
  * </pre>
- * Usage: {@code JavaBatch TOOL server|client BASEPORT SIZE,SIZE,... [ARGS...]} (size 0: no {@code -s};
- * the client's last argument is the host).
+ * Usage: {@code JavaBatch server|client [ARGS...]} (the client's last argument is the host).
  */
 public final class JavaBatch {
 
     static final String BEGIN = "@@compare begin ";
     static final String END = "@@compare end ";
+    static final String DONE = "@@compare batch done";
 
     private JavaBatch() {
     }
 
     public static void main(String[] args) throws Exception {
-        if (args.length < 4) {
-            System.err.println("usage: JavaBatch TOOL server|client BASEPORT SIZE,SIZE,... [ARGS...]");
+        if (args.length < 1) {
+            System.err.println("usage: JavaBatch server|client [ARGS...]");
             System.exit(2);
         }
-        Tool tool = Tool.byProgram(args[0]);
-        boolean client = args[1].equals("client");
-        int basePort = Integer.parseInt(args[2]);
-        long[] sizes = Arrays.stream(args[3].split(",")).mapToLong(Long::parseLong).toArray();
-        List<String> common = new ArrayList<>(Arrays.asList(args).subList(4, args.length));
+        boolean client = args[0].equals("client");
+        List<String> common = new ArrayList<>(Arrays.asList(args).subList(1, args.length));
         String host = client ? common.removeLast() : null;
         PrintStream out = System.out;
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line; (line = in.readLine()) != null; ) {
+            String[] f = line.strip().split(" ");
+            if (f.length != 3) {
+                continue;
+            }
+            batch(Tool.byProgram(f[0]), Integer.parseInt(f[1]), Arrays.stream(f[2].split(",")).mapToLong(Long::parseLong)
+                    .toArray(), common, host, out);
+            out.println(DONE);
+            out.flush();
+        }
+        System.exit(0);
+    }
+
+    private static void batch(Tool tool, int basePort, long[] sizes, List<String> common, String host, PrintStream out)
+            throws IOException, InterruptedException {
         for (int i = 0; i < sizes.length; i++) {
             int port = basePort + i;
             List<String> a = new ArrayList<>(common);
@@ -52,7 +72,7 @@ public final class JavaBatch {
             int status;
             out.println(BEGIN + i + " " + sizes[i]);
             out.flush();
-            if (client && !awaitListening(port, 120_000)) {
+            if (host != null && !awaitListening(port, 120_000)) {
                 System.err.println("compare: nothing listens on port " + port + " for the client");
                 status = 124;
             } else {
@@ -65,7 +85,6 @@ public final class JavaBatch {
             out.println(END + i + " " + sizes[i] + " " + status);
             out.flush();
         }
-        System.exit(0);
     }
 
     /** Whether something listens on TCP {@code port} (IPv4 or IPv6) within {@code millis}. */

@@ -69,6 +69,7 @@ final class Measure {
             }
             return results;
         } finally {
+            stopJava();
             deleteTree(work);
         }
     }
@@ -166,7 +167,42 @@ final class Measure {
 
     // ---- Java ----
 
-    /** The Java runs of a tool at all sizes: one {@link JavaBatch} per side. */
+    private Process jServer;
+    private Process jClient;
+    private BufferedReader jClientOut;
+
+    /** Starts the two {@link JavaBatch} JVMs (once for the whole comparison, or again after a failure). */
+    private void startJava() throws IOException {
+        if (jClient != null && jClient.isAlive() && jServer != null && jServer.isAlive()) {
+            return;
+        }
+        stopJava();
+        List<String> server = javaCommand("server");
+        server.addAll(List.of("-n", Integer.toString(o.iters)));
+        server.addAll(sides.server().options());
+        List<String> client = javaCommand("client");
+        client.addAll(List.of("-n", Integer.toString(o.iters)));
+        client.addAll(sides.client().options());
+        client.add(sides.host());
+        jServer = new ProcessBuilder(server).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(work.resolve("java-server.out").toFile())).start();
+        jClient = new ProcessBuilder(client)
+                .redirectError(ProcessBuilder.Redirect.appendTo(work.resolve("java-client.err").toFile())).start();
+        jClientOut = new BufferedReader(new InputStreamReader(jClient.getInputStream(), StandardCharsets.UTF_8));
+    }
+
+    private void stopJava() {
+        for (Process p : new Process[] {jClient, jServer}) {
+            if (p != null && p.isAlive()) {
+                p.descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+        jClient = null;
+        jServer = null;
+    }
+
+    /** The Java runs of a tool at all sizes, in the two {@link JavaBatch} JVMs. */
     private Map<Long, Double> javaRuns(Tool t, List<Long> sizes) throws IOException, InterruptedException {
         List<Long> runs = new ArrayList<>();
         if (o.warmup) {
@@ -176,81 +212,76 @@ final class Measure {
         int base = port;
         port += runs.size();
         String sizeList = String.join(",", runs.stream().map(s -> t.sized() ? Long.toString(s) : "0").toList());
-        List<String> server = javaCommand(t, "server", base, sizeList);
-        server.addAll(List.of("-n", Integer.toString(o.iters)));
-        server.addAll(sides.server().options());
-        List<String> client = javaCommand(t, "client", base, sizeList);
-        client.addAll(List.of("-n", Integer.toString(o.iters)));
-        client.addAll(sides.client().options());
-        client.add(sides.host());
-        Path sOut = work.resolve("java-server.out");
-        Path cErr = work.resolve("java-client.err");
         Map<Long, Double> values = new ConcurrentHashMap<>();
-        Process s = start(server, sOut, sOut);
-        Process c = null;
-        try {
-            ProcessBuilder pb = new ProcessBuilder(client).redirectError(cErr.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
-            c = pb.start();
-            Process client0 = c;
-            Thread reader = Thread.ofPlatform().daemon().name("compare java client").start(() -> read(t, client0, values));
-            long limit = (long) runs.size() * o.timeoutSeconds + 60;
-            if (!c.waitFor(limit, TimeUnit.SECONDS)) {
+        startJava();
+        String command = t.program() + " " + base + " " + sizeList + "\n";
+        for (Process p : new Process[] {jServer, jClient}) {
+            p.getOutputStream().write(command.getBytes(StandardCharsets.UTF_8));
+            p.getOutputStream().flush();
+        }
+        long limit = (long) runs.size() * o.timeoutSeconds + 120;
+        Process client = jClient;
+        Process server = jServer;
+        Thread watchdog = Thread.ofPlatform().daemon().name("compare watchdog").start(() -> {
+            try {
+                Thread.sleep(limit * 1000);
                 out.printf(Locale.ROOT, "compare: the Java %s runs did not end in %d s; stopped%n", t.program(), limit);
+                for (Process p : new Process[] {client, server}) {
+                    p.descendants().forEach(ProcessHandle::destroyForcibly);
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                // the batch ended in time
             }
-            stop(c);
-            reader.join(10_000);
-            if (!s.waitFor(30, TimeUnit.SECONDS)) {
-                stop(s);
-            }
-        } finally {
-            stop(c);
-            stop(s);
+        });
+        boolean complete = read(t, values);
+        watchdog.interrupt();
+        if (!complete) {
+            stopJava();
         }
         for (long size : sizes) {
             if (!values.containsKey(size)) {
-                progress(t, "Java", size, Double.NaN, "failed: no result (" + lastLine(cErr) + "; server: "
-                        + lastLine(sOut) + ")", System.nanoTime());
+                progress(t, "Java", size, Double.NaN, "failed: no result (" + lastLine(work.resolve("java-client.err"))
+                        + "; server: " + lastLine(work.resolve("java-server.out")) + ")", System.nanoTime());
             }
         }
         return values;
     }
 
-    /** Reads the client batch's framed output, one progress line per run. */
-    private void read(Tool t, Process c, Map<Long, Double> values) {
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(c.getInputStream(), StandardCharsets.UTF_8))) {
-            List<String> lines = new ArrayList<>();
-            long start = System.nanoTime();
-            for (String line; (line = r.readLine()) != null; ) {
-                if (line.startsWith(JavaBatch.BEGIN)) {
-                    lines.clear();
-                    start = System.nanoTime();
-                } else if (line.startsWith(JavaBatch.END)) {
-                    String[] f = line.substring(JavaBatch.END.length()).split(" ");
-                    int index = Integer.parseInt(f[0]);
-                    int status = Integer.parseInt(f[2]);
-                    long size = t.sized() ? Long.parseLong(f[1]) : Tool.ATOMIC_SIZE;
-                    double v = ResultParser.values(lines, t.latency()).getOrDefault(size, Double.NaN);
-                    boolean ok = status == 0 && ResultParser.usable(v);
-                    if (o.warmup && index == 0) {
-                        out.printf(Locale.ROOT, "compare:             %-14s Java %8d B  warm-up run%s (%.1f s), not counted%n",
-                                t.program(), size, ok ? "" : " failed", (System.nanoTime() - start) / 1e9);
-                        out.flush();
-                        continue;
-                    }
-                    values.put(size, ok ? v : Double.NaN);
-                    progress(t, "Java", size, ok ? v : Double.NaN, ok ? "" : "failed: status " + status, start);
-                } else {
-                    lines.add(line);
+    /** Reads the client JVM's framed output up to the end of the batch, one progress line per run; false at EOF. */
+    private boolean read(Tool t, Map<Long, Double> values) throws IOException {
+        List<String> lines = new ArrayList<>();
+        long start = System.nanoTime();
+        for (String line; (line = jClientOut.readLine()) != null; ) {
+            if (line.equals(JavaBatch.DONE)) {
+                return true;
+            } else if (line.startsWith(JavaBatch.BEGIN)) {
+                lines.clear();
+                start = System.nanoTime();
+            } else if (line.startsWith(JavaBatch.END)) {
+                String[] f = line.substring(JavaBatch.END.length()).split(" ");
+                int index = Integer.parseInt(f[0]);
+                int status = Integer.parseInt(f[2]);
+                long size = t.sized() ? Long.parseLong(f[1]) : Tool.ATOMIC_SIZE;
+                double v = ResultParser.values(lines, t.latency()).getOrDefault(size, Double.NaN);
+                boolean ok = status == 0 && ResultParser.usable(v);
+                if (o.warmup && index == 0) {
+                    out.printf(Locale.ROOT, "compare:             %-14s Java %8d B  warm-up run%s (%.1f s), not counted%n",
+                            t.program(), size, ok ? "" : " failed", (System.nanoTime() - start) / 1e9);
+                    out.flush();
+                    continue;
                 }
+                values.put(size, ok ? v : Double.NaN);
+                progress(t, "Java", size, ok ? v : Double.NaN, ok ? "" : "failed: status " + status, start);
+            } else {
+                lines.add(line);
             }
-        } catch (IOException e) {
-            err.println("compare: reading the Java client: " + e);
         }
+        return false;
     }
 
     /** The command that starts a {@link JavaBatch} with this JVM's module path (or class path). */
-    static List<String> javaCommand(Tool t, String role, int basePort, String sizes) {
+    static List<String> javaCommand(String role) {
         String java = ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> cmd = new ArrayList<>(List.of(java));
@@ -263,7 +294,7 @@ final class Measure {
             cmd.addAll(List.of("--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                     JavaBatch.class.getName()));
         }
-        cmd.addAll(List.of(t.program(), role, Integer.toString(basePort), sizes));
+        cmd.add(role);
         return cmd;
     }
 
@@ -271,7 +302,8 @@ final class Measure {
 
     private synchronized void progress(Tool t, String lang, long size, double v, String note, long startNanos) {
         done++;
-        String value = Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.2f %s", v, t.latency() ? "usec" : "MB/sec");
+        String value = Double.isNaN(v) ? "-" : t.latency() ? String.format(Locale.ROOT, "%.2f usec", v)
+                : String.format(Locale.ROOT, "%.6f Mpps", v);
         out.printf(Locale.ROOT, "compare: [%3d/%3d] %-14s %-4s %8d B  %-18s %s%n", done, total, t.program(), lang, size,
                 value, note.isEmpty() ? String.format(Locale.ROOT, "(%.1f s)", (System.nanoTime() - startNanos) / 1e9)
                         : note);

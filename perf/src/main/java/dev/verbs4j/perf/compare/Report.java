@@ -16,7 +16,8 @@ final class Report {
     static final String CSV_HEADER = "tool,bytes,metric,c,java,ratio,c_runs";
 
     static final String RATIO_MEANING = "ratio = Java slowdown: latency tools Java t_typical / C t_typical,"
-            + " bandwidth tools C BW average / Java BW average; above 1 = Java slower, below 1 = Java faster";
+            + " bandwidth tools C MsgRate / Java MsgRate (= C BW average / Java BW average);"
+            + " above 1 = Java slower, below 1 = Java faster";
 
     private Report() {
     }
@@ -24,10 +25,10 @@ final class Report {
     /** Both tables: one line per tool and size with both values, then the ratios as a size x tool matrix. */
     static void print(List<Result> results, PrintStream out) {
         out.println(RATIO_MEANING);
-        out.printf(Locale.ROOT, "%-14s %8s  %-19s %12s %12s %8s  %s%n", "tool", "bytes", "metric", "C", "Java", "ratio",
+        out.printf(Locale.ROOT, "%-14s %8s  %-16s %12s %12s %8s  %s%n", "tool", "bytes", "metric", "C", "Java", "ratio",
                 "C runs");
         for (Result r : results) {
-            out.printf(Locale.ROOT, "%-14s %8d  %-19s %12s %12s %8s  %d%n", r.tool().program(), r.size(),
+            out.printf(Locale.ROOT, "%-14s %8d  %-16s %12s %12s %8s  %d%n", r.tool().program(), r.size(),
                     r.tool().metric(), value(r.c()), value(r.java()), ratio(r.ratio()), r.cRuns());
         }
         out.println();
@@ -56,7 +57,7 @@ final class Report {
     }
 
     private static String value(double v) {
-        return ResultParser.usable(v) ? String.format(Locale.ROOT, "%.2f", v) : "fail";
+        return ResultParser.usable(v) ? String.format(Locale.ROOT, v < 1 ? "%.6f" : "%.2f", v) : "fail";
     }
 
     private static String ratio(double v) {
@@ -75,7 +76,7 @@ final class Report {
     }
 
     private static String field(double v) {
-        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.4f", v) : "";
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.6f", v) : "";
     }
 
     static void writeCsv(List<Result> results, Path file) throws IOException {

@@ -5,7 +5,8 @@ package dev.verbs4j.perf.compare;
  * produced none) and how many C runs it took.
  *
  * <p>The ratio is the Java slowdown, so that above 1 always means Java is slower: for a latency
- * tool Java's t_typical over C's, for a bandwidth tool C's BW average over Java's.
+ * tool Java's t_typical over C's, for a bandwidth tool C's MsgRate over Java's (at one size the
+ * same as C's BW average over Java's).
  */
 record Result(Tool tool, long size, double c, double java, int cRuns) {
 

@@ -17,12 +17,13 @@ final class ResultParser {
 
     /** Column of t_typical in a latency row. */
     static final int T_TYPICAL = 4;
-    /** Column of BW average in a bandwidth row. */
-    static final int BW_AVERAGE = 3;
+    /** Column of MsgRate in a bandwidth row. */
+    static final int MSG_RATE = 4;
 
     /**
      * The compared value of each row, by message size, in output order: t_typical (usec) for a
-     * latency table, BW average (MB/sec) for a bandwidth table. A value perftest could not compute
+     * latency table, MsgRate (Mpps) for a bandwidth table (at one size the BW average is MsgRate
+     * times the size, but MsgRate has six decimals where BW has two: 0.00 MB/sec at 2 B in a VM). A value perftest could not compute
      * ({@code inf}, {@code -nan}, unparsable) is NaN; {@link #usable} tells which values count.
      */
     static Map<Long, Double> values(List<String> lines, boolean latency) {
@@ -42,7 +43,7 @@ final class ResultParser {
                 continue;
             }
             String[] f = s.split("[ \t]+");
-            int column = latency ? T_TYPICAL : BW_AVERAGE;
+            int column = latency ? T_TYPICAL : MSG_RATE;
             if (f.length <= column || !f[0].matches("\\d+") || !f[1].matches("\\d+")) {
                 continue;
             }

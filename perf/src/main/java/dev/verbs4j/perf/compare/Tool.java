@@ -43,7 +43,7 @@ enum Tool {
         return name().toLowerCase(Locale.ROOT);
     }
 
-    /** A latency tool (compared on t_typical), else a bandwidth tool (compared on BW average). */
+    /** A latency tool (compared on t_typical), else a bandwidth tool (compared on MsgRate, that is BW average). */
     boolean latency() {
         return name().endsWith("_LAT");
     }
@@ -55,7 +55,7 @@ enum Tool {
 
     /** The compared quantity, as named in the table and the CSV. */
     String metric() {
-        return latency() ? "t_typical[usec]" : "BW_average[MB/sec]";
+        return latency() ? "t_typical[usec]" : "MsgRate[Mpps]";
     }
 
     /** The tool called {@code program}, or null. */
