@@ -20,12 +20,18 @@ import java.util.List;
 
 /**
  * The ratios as a PNG line chart (JFreeChart, headless): one line per tool over the message size
- * (log2 axis), the ratio on a log axis, with the parity line at 1 and the bounds when given.
+ * (log2 axis), the ratio on a log axis, with the parity line at 1 and the bounds (dashed) when given.
  */
 final class Plot {
 
     static final int WIDTH = 1100;
     static final int HEIGHT = 650;
+
+    /** Eight colours that stay apart on white. */
+    private static final Color[] PALETTE = {
+        new Color(0x1f77b4), new Color(0xd62728), new Color(0x2ca02c), new Color(0xff7f0e),
+        new Color(0x9467bd), new Color(0x8c564b), new Color(0xe377c2), new Color(0x17becf),
+    };
 
     private Plot() {
     }
@@ -49,18 +55,23 @@ final class Plot {
         LogAxis y = new LogAxis("Java slowdown: latency Java/C, bandwidth C/Java (>1 = Java slower)");
         y.setBase(2);
         y.setSmallestValue(1e-3);
+        y.setTickUnit(new NumberTickUnit(0.5, new DecimalFormat("0.##")));
         y.setNumberFormatOverride(new DecimalFormat("0.##"));
         XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
+        for (int i = 0; i < data.getSeriesCount(); i++) {
+            renderer.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
+            renderer.setSeriesStroke(i, new BasicStroke(2f));
+        }
         XYPlot plot = new XYPlot(data, x, y, renderer);
         plot.setBackgroundPaint(Color.WHITE);
         plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
         plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
-        plot.addRangeMarker(marker(1, Color.BLACK));
+        plot.addRangeMarker(new ValueMarker(1, Color.BLACK, new BasicStroke(1.5f)));
         if (max < Double.POSITIVE_INFINITY) {
-            plot.addRangeMarker(marker(max, Color.RED));
+            plot.addRangeMarker(bound(max));
         }
         if (min > 0) {
-            plot.addRangeMarker(marker(min, Color.RED));
+            plot.addRangeMarker(bound(min));
         }
         JFreeChart chart = new JFreeChart("verbs4j compare: Java tools against perftest 4.5 (C), same device and options",
                 JFreeChart.DEFAULT_TITLE_FONT, plot, true);
@@ -72,7 +83,9 @@ final class Plot {
         ChartUtils.saveChartAsPNG(file.toFile(), chart, WIDTH, HEIGHT);
     }
 
-    private static ValueMarker marker(double at, Color color) {
-        return new ValueMarker(at, color, new BasicStroke(1.5f));
+    /** A bound: a dashed dark red line. */
+    private static ValueMarker bound(double at) {
+        return new ValueMarker(at, new Color(0x990000), new BasicStroke(1.5f, BasicStroke.CAP_BUTT,
+                BasicStroke.JOIN_MITER, 10f, new float[] {8f, 6f}, 0f));
     }
 }
