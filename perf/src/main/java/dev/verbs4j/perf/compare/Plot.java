@@ -57,6 +57,22 @@ final class Plot {
         y.setSmallestValue(1e-3);
         y.setTickUnit(new NumberTickUnit(0.5, new DecimalFormat("0.##")));
         y.setNumberFormatOverride(new DecimalFormat("0.##"));
+        // the range always shows the parity line and the bounds, with a margin
+        double lo = 1;
+        double hi = 1;
+        for (Result r : results) {
+            if (!Double.isNaN(r.ratio())) {
+                lo = Math.min(lo, r.ratio());
+                hi = Math.max(hi, r.ratio());
+            }
+        }
+        if (max < Double.POSITIVE_INFINITY) {
+            hi = Math.max(hi, max);
+        }
+        if (min > 0) {
+            lo = Math.min(lo, min);
+        }
+        y.setRange(lo / 1.25, hi * 1.25);
         XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
         for (int i = 0; i < data.getSeriesCount(); i++) {
             renderer.setSeriesPaint(i, PALETTE[i % PALETTE.length]);
