@@ -500,6 +500,7 @@ public final class VipVi implements AutoCloseable {
         for (VipCq c : new VipCq[]{sendCq, recvCq}) {
             if (c != null) {
                 c.attachedQueues--;
+                c.attachedDepth -= nic.queueDepth;
                 c.entries.removeIf(e -> e.vi() == this);
             }
         }

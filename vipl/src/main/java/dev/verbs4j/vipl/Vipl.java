@@ -214,15 +214,7 @@ public final class Vipl {
         if (bad(vi)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        VipReturn rc = vi.destroy();
-        if (rc == VipReturn.SUCCESS) {
-            for (VipCq c : new VipCq[]{vi.sendCq, vi.recvCq}) {
-                if (c != null) {
-                    c.attachedDepth -= vi.nic.queueDepth;
-                }
-            }
-        }
-        return rc;
+        return vi.destroy();
     }
 
     // ===== §9.4 connections =====
@@ -551,7 +543,12 @@ public final class Vipl {
             if (left <= 0) {
                 return VipReturn.TIMEOUT;
             }
-            CompletionQueue signalled = cq.channel.await(Duration.ofNanos(Math.min(left, 50_000_000L)));
+            CompletionQueue signalled;
+            try {
+                signalled = cq.channel.await(Duration.ofNanos(Math.min(left, 50_000_000L)));
+            } catch (IllegalStateException e) {
+                return VipReturn.INVALID_PARAMETER;   // the CQ was destroyed while waiting
+            }
             if (signalled != null) {
                 signalled.ackEvents();
             }

@@ -163,6 +163,14 @@ final class WorkQueue {
 
     /** VipSendWait/VipRecvWait on a queue without a CQ: blocks on the hidden completion channel. */
     VipReturn await(long timeoutMillis, VipDescriptor out) {
+        try {
+            return awaitHead(timeoutMillis, out);
+        } catch (IllegalStateException e) {
+            return VipReturn.INVALID_PARAMETER;   // the VI was destroyed while waiting
+        }
+    }
+
+    private VipReturn awaitHead(long timeoutMillis, VipDescriptor out) {
         long deadline = timeoutMillis == Vipl.INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
         while (true) {
             VipReturn rc = done(out);
