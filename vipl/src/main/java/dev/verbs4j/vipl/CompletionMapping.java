@@ -33,10 +33,14 @@ final class CompletionMapping {
             case LOC_QP_OP_ERR -> VipStatus.FORMAT_ERROR;
             case LOC_PROT_ERR, MW_BIND_ERR, LOC_ACCESS_ERR -> VipStatus.PROTECTION_ERROR;
             case WR_FLUSH_ERR -> VipStatus.DESC_FLUSHED_ERROR;
+            // A remote access error, or (as rxe reports an RDMA operation the target queue pair does
+            // not enable) an invalid request on an RDMA operation: a remote protection error.
+            case REM_INV_REQ_ERR -> !receive && op != VipControl.OP_SENDRECV ? errorBits(WcStatus.REM_ACCESS_ERR, level, false, op)
+                    : rr && !receive ? VipStatus.REMOTE_DESC_ERROR : VipStatus.TRANSPORT_ERROR;
             case REM_ACCESS_ERR -> receive ? VipStatus.TRANSPORT_ERROR
                     : op == VipControl.OP_RDMAREAD || (rr && op == VipControl.OP_RDMAWRITE) ? VipStatus.RDMA_PROT_ERROR
                     : rr ? VipStatus.REMOTE_DESC_ERROR : VipStatus.TRANSPORT_ERROR;
-            case REM_INV_REQ_ERR, REM_OP_ERR, RNR_RETRY_EXC_ERR ->
+            case REM_OP_ERR, RNR_RETRY_EXC_ERR ->
                     rr && !receive ? VipStatus.REMOTE_DESC_ERROR : VipStatus.TRANSPORT_ERROR;
             default -> VipStatus.TRANSPORT_ERROR;
         };
@@ -48,10 +52,10 @@ final class CompletionMapping {
             return null;
         }
         return switch (status) {
-            case REM_ACCESS_ERR -> op == VipControl.OP_RDMAWRITE ? VipErrorCode.RDMAW_PROT
+            case REM_ACCESS_ERR, REM_INV_REQ_ERR -> op == VipControl.OP_RDMAWRITE ? VipErrorCode.RDMAW_PROT
                     : op == VipControl.OP_RDMAREAD ? null : VipErrorCode.CONN_LOST;
             case RNR_RETRY_EXC_ERR -> VipErrorCode.RECVQ_EMPTY;
-            case REM_INV_REQ_ERR, REM_OP_ERR -> op == VipControl.OP_RDMAWRITE ? VipErrorCode.RDMAW_DATA : VipErrorCode.CONN_LOST;
+            case REM_OP_ERR -> op == VipControl.OP_RDMAWRITE ? VipErrorCode.RDMAW_DATA : VipErrorCode.CONN_LOST;
             case RETRY_EXC_ERR, RESP_TIMEOUT_ERR, FATAL_ERR, GENERAL_ERR -> VipErrorCode.CONN_LOST;
             default -> null;
         };

@@ -37,6 +37,13 @@ class CompletionMappingTest {
         assertThat(CompletionMapping.asyncError(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_DELIVERY, false, VipControl.OP_SENDRECV))
                 .isEqualTo(VipErrorCode.RECVQ_EMPTY);
         assertThat(CompletionMapping.asyncError(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_RECEPTION, false, VipControl.OP_SENDRECV)).isNull();
+        // rxe reports an RDMA Write the target queue pair does not enable as an invalid request: a protection error
+        assertThat(CompletionMapping.errorBits(WcStatus.REM_INV_REQ_ERR, RELIABLE_RECEPTION, false, VipControl.OP_RDMAWRITE))
+                .isEqualTo(VipStatus.RDMA_PROT_ERROR);
+        assertThat(CompletionMapping.asyncError(WcStatus.REM_INV_REQ_ERR, RELIABLE_DELIVERY, false, VipControl.OP_RDMAWRITE))
+                .isEqualTo(VipErrorCode.RDMAW_PROT);
+        assertThat(CompletionMapping.errorBits(WcStatus.REM_INV_REQ_ERR, RELIABLE_RECEPTION, false, VipControl.OP_SENDRECV))
+                .isEqualTo(VipStatus.REMOTE_DESC_ERROR);
     }
 
     @Test

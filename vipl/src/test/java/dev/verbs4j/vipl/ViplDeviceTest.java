@@ -573,8 +573,9 @@ class ViplDeviceTest {
      * The issue's protection violation under Reliable Delivery, §12 tests 33, 8 and 20: an RDMA
      * Write to a VI that does not enable it (the region does: the most protective wins) fails, the
      * VI is in Error with the asynchronous RDMAW_PROT, the target is unchanged, posts in Error
-     * complete flushed; after Disconnect the VI reconnects, and a send that finds no receive breaks
-     * the connection with RECVQ_EMPTY.
+     * complete flushed; after Disconnect the VIs reconnect (the server's VI now enabling Write) and
+     * a Write into a region that does not enable it fails the same way; a send that finds no receive
+     * breaks the connection with RECVQ_EMPTY.
      */
     @Test
     void tests33and8and20ProtectionViolationDrivesErrorState() throws Exception {
@@ -602,7 +603,20 @@ class ViplDeviceTest {
         assertThat(Vipl.disconnect(s)).isEqualTo(VipReturn.SUCCESS);
         assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.IDLE);
 
-        // 8: reconnect the same VIs
+        // 8: reconnect the same VIs, the server's now enabling RDMA Write; 33: the region (descriptor memory) does not
+        assertThat(Vipl.setViAttributes(s, rd(b))).isEqualTo(VipReturn.SUCCESS);
+        connect(c, s, disc);
+        a.errors.clear();
+        b.descs.set(ValueLayout.JAVA_BYTE, 255 * DESC_SIZE, (byte) 0);
+        assertThat(Vipl.postSend(c, a.desc(33).rdma(VipControl.OP_RDMAWRITE, 0, b.descs.address() + 255 * DESC_SIZE, b.descH.value())
+                .addData(a.data.asSlice(40_000, 64), a.dataH), a.descH)).isEqualTo(VipReturn.SUCCESS);
+        d = sent(c);
+        assertThat(d.status() & VipStatus.ERROR_MASK).as(VipStatus.describe(d.status())).isEqualTo(VipStatus.TRANSPORT_ERROR);
+        assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.ERROR);
+        assertThat(a.errors).extracting(VipErrorDescriptor::errorCode).containsExactly(VipErrorCode.RDMAW_PROT);
+        assertThat(b.descs.get(ValueLayout.JAVA_BYTE, 255 * DESC_SIZE)).isZero();
+        assertThat(Vipl.disconnect(c)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.disconnect(s)).isEqualTo(VipReturn.SUCCESS);
         connect(c, s, disc);
         a.errors.clear();
         // 20 (RD): a send that finds the receive queue empty
