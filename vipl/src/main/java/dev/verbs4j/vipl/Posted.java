@@ -1,0 +1,24 @@
+package dev.verbs4j.vipl;
+
+import java.lang.foreign.MemorySegment;
+
+/** One descriptor on a work queue, from post to dequeue: the library's record of it, no memory of its own. */
+final class Posted {
+
+    final VipDescriptor descriptor;
+    final long seq;
+    final int handle;
+    /** The descriptor's operation: a {@code VipControl.OP_*} value. */
+    int op;
+    /** Σ data segment lengths (what a completed send-queue descriptor reports as Length). */
+    long dataLength;
+    /** Whether it was handed to the verbs queue pair (not yet completed through it). */
+    boolean inVerbs;
+    boolean done;
+
+    Posted(MemorySegment memory, long seq, int handle) {
+        this.descriptor = VipDescriptor.wrap(memory);
+        this.seq = seq;
+        this.handle = handle;
+    }
+}

@@ -1,0 +1,521 @@
+package dev.verbs4j.vipl;
+
+import dev.verbs4j.rdmacm.CmEvent;
+import dev.verbs4j.rdmacm.CmEventType;
+import dev.verbs4j.rdmacm.CmId;
+import dev.verbs4j.rdmacm.ConnectionParameters;
+import dev.verbs4j.rdmacm.EventChannel;
+import dev.verbs4j.rdmacm.PortSpace;
+import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.Opcode;
+import dev.verbs4j.verbs.QpState;
+import dev.verbs4j.verbs.QpType;
+import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.ReceiveRequest;
+import dev.verbs4j.verbs.ReceiveRequests;
+import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.SendRequest;
+import dev.verbs4j.verbs.SendRequests;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+/**
+ * A Virtual Interface ({@code VIP_VI_HANDLE}, §2.1, §3.3): a send and a receive work queue over an
+ * RC queue pair (Reliable Delivery and Reliable Reception) created in its tag's protection domain,
+ * connected through RDMA CM. It keeps the VI state of §5 and the posted descriptors of each queue
+ * in order; the descriptors themselves stay the application's memory. The queue pair, its
+ * hidden completion queues and the RDMA CM id belong to the VI; {@link #close()} is VipDestroyVi.
+ */
+public final class VipVi implements AutoCloseable {
+
+    /** Receiver-not-ready retries: none, so that a missing receive is an error at once (D14). */
+    static final int RNR_RETRY = 0;
+    private static final Duration ACCEPT_WAIT = Duration.ofSeconds(10);
+
+    final VipNic nic;
+    VipViAttributes attributes;
+    final VipCq sendCq;
+    final VipCq recvCq;
+    final WorkQueue send;
+    final WorkQueue recv;
+    QueuePair qp;
+    private final SendRequests sendWr;
+    private final ReceiveRequests recvWr;
+    volatile VipViState state = VipViState.IDLE;
+    volatile VipViAttributes remoteAttributes;
+    private CmId id;
+    private EventChannel channel;
+    volatile boolean destroyed;
+
+    VipVi(VipNic nic, VipViAttributes attributes, VipCq sendCq, VipCq recvCq) {
+        this.nic = nic;
+        this.attributes = attributes;
+        this.sendCq = sendCq;
+        this.recvCq = recvCq;
+        this.send = new WorkQueue(this, false, sendCq, nic.queueDepth);
+        this.recv = new WorkQueue(this, true, recvCq, nic.queueDepth);
+        this.qp = createQp(attributes.ptag());
+        this.sendWr = new SendRequests(1, nic.maxSge);
+        this.recvWr = new ReceiveRequests(1, nic.maxSge);
+    }
+
+    private QueuePair createQp(VipPtag ptag) {
+        QueuePair q = ptag.pd.createQueuePair(QueuePairInit.of(QpType.RC, send.ibvCq, recv.ibvCq)
+                .maxSendWr(nic.queueDepth).maxRecvWr(nic.queueDepth).maxSendSge(nic.maxSge).maxRecvSge(nic.maxSge));
+        nic.viByQpn.put(q.qpNum(), this);
+        return q;
+    }
+
+    /** The NIC of this VI. */
+    public VipNic nic() {
+        return nic;
+    }
+
+    /** The current state (as VipQueryVi gives it). */
+    public VipViState state() {
+        return state;
+    }
+
+    /** The current attributes (as VipQueryVi gives them). */
+    public VipViAttributes attributes() {
+        return attributes;
+    }
+
+    /**
+     * The remote VI's attributes, the OUT parameter {@code RemoteViAttribs} of a successful
+     * VipConnectRequest (and of the request VipConnectAccept accepted); null when not connected.
+     */
+    public VipViAttributes remoteAttributes() {
+        return remoteAttributes;
+    }
+
+    /** Whether VipDestroyVi destroyed it. */
+    public boolean isDestroyed() {
+        return destroyed;
+    }
+
+    /** The CQ the send queue is attached to, or null. */
+    public VipCq sendCq() {
+        return sendCq;
+    }
+
+    /** The CQ the receive queue is attached to, or null. */
+    public VipCq recvCq() {
+        return recvCq;
+    }
+
+    int qpAccess() {
+        return (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0) | (attributes.enableRdmaRead() ? Access.REMOTE_READ : 0);
+    }
+
+    boolean reliable() {
+        return attributes.reliabilityLevel() != VipReliabilityLevel.UNRELIABLE;
+    }
+
+    // ---- posting ----
+
+    VipReturn post(VipDescriptor d, VipMemHandle descriptorMemory, boolean receive) {
+        WorkQueue q = receive ? recv : send;
+        synchronized (nic.lock) {
+            if (destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+            Posted p = q.append(d.segment(), descriptorMemory == null ? 0 : descriptorMemory.value());
+            int errors = 0;
+            if (d.address() % VipDescriptor.ALIGNMENT != 0) {
+                errors = VipStatus.FORMAT_ERROR;
+            } else if (descriptorMemory == null || descriptorMemory.destroyed || descriptorMemory.nic != nic
+                    || descriptorMemory.attributes.ptag() != attributes.ptag()
+                    || !descriptorMemory.covers(d.address(), d.segment().byteSize())) {
+                // §3.2.1: a descriptor must lie in registered memory of the VI's tag; also reported asynchronously.
+                errors = VipStatus.PROTECTION_ERROR;
+                nic.report(new VipErrorDescriptor(nic, this, q.cq, d.address(), CompletionMapping.opBits(receive, 0, false),
+                        VipResourceCode.DESCRIPTOR, VipErrorCode.POST_DESC));
+            }
+            if (errors == 0) {
+                errors = DescriptorCheck.format(d, p, receive, attributes, nic.maxSge);
+            }
+            if (errors == 0) {
+                errors = DescriptorCheck.protection(d, p, nic, attributes.ptag());
+            }
+            if (errors != 0) {
+                q.completeLocally(p, errors);
+                if (state == VipViState.CONNECTED && reliable()) {
+                    enterError();
+                }
+                return VipReturn.SUCCESS;
+            }
+            VipViState s = state;
+            if (s == VipViState.ERROR || (!receive && s != VipViState.CONNECTED)) {
+                // D10: a send posted while Idle or Pending Connect, anything posted in Error, completes flushed.
+                q.completeLocally(p, VipStatus.DESC_FLUSHED_ERROR);
+            } else if (s == VipViState.CONNECTED) {
+                submit(q, p);
+            }
+            // else a receive while Idle or Pending Connect waits for the connection (§5.1)
+            return VipReturn.SUCCESS;
+        }
+    }
+
+    /** Hands a checked descriptor to the queue pair, translating it without copying data. Under the lock. */
+    private void submit(WorkQueue q, Posted p) {
+        VipDescriptor d = p.descriptor;
+        int first = DescriptorCheck.firstData(p.op);
+        try {
+            if (q.receive) {
+                ReceiveRequest wr = recvWr.get(0).wrId(q.wrId(p)).noSge();
+                int k = 0;
+                for (int i = first; i < d.segCount(); i++) {
+                    int len = d.segmentLength(i);
+                    if (len != 0) {
+                        VipMemHandle m = nic.regions.get(d.segmentHandle(i));
+                        wr.sge(k++, m.mr, d.segmentData(i) - m.address(), len);
+                    }
+                }
+                qp.postReceive(recvWr, 1);
+            } else {
+                int control = d.control();
+                boolean imm = (control & VipControl.IMMEDIATE) != 0 && p.op != VipControl.OP_RDMAREAD;
+                Opcode opcode = switch (p.op) {
+                    case VipControl.OP_RDMAWRITE -> imm ? Opcode.RDMA_WRITE_WITH_IMM : Opcode.RDMA_WRITE;
+                    case VipControl.OP_RDMAREAD -> Opcode.RDMA_READ;
+                    default -> imm ? Opcode.SEND_WITH_IMM : Opcode.SEND;
+                };
+                SendRequest wr = sendWr.get(0).wrId(q.wrId(p)).opcode(opcode)
+                        .flags(SendFlags.SIGNALED | ((control & VipControl.QFENCE) != 0 ? SendFlags.FENCE : 0));
+                if (imm) {
+                    wr.immediateData(d.immediateData());
+                }
+                if (p.op != VipControl.OP_SENDRECV) {
+                    wr.rdma(d.segmentData(0), d.segmentHandle(0));
+                }
+                int k = 0;
+                for (int i = first; i < d.segCount(); i++) {
+                    int len = d.segmentLength(i);
+                    if (len != 0) {
+                        VipMemHandle m = nic.regions.get(d.segmentHandle(i));
+                        wr.sge(k++, m.mr, d.segmentData(i) - m.address(), len);
+                    }
+                }
+                qp.postSend(sendWr, 1);
+            }
+            p.inVerbs = true;
+        } catch (RuntimeException e) {
+            // The queue pair refused it (its queue is full): VI overrun (§9.9.1), the descriptor completes in error.
+            q.completeLocally(p, VipStatus.FORMAT_ERROR);
+            nic.report(new VipErrorDescriptor(nic, this, q.cq, d.address(), CompletionMapping.opBits(q.receive, p.op, false),
+                    VipResourceCode.VI, VipErrorCode.VI_OVERRUN));
+        }
+    }
+
+    private void submitWaitingReceives() {
+        for (Posted p : recv.ring) {
+            if (!p.done && !p.inVerbs) {
+                submit(recv, p);
+            }
+        }
+    }
+
+    /** A reliable VI's connection broke: Error state, the queue pair flushes the rest (§2.5.2). Under the lock. */
+    void enterError() {
+        if (state == VipViState.CONNECTED || state == VipViState.CONNECT_PENDING) {
+            state = VipViState.ERROR;
+            try {
+                qp.toError();
+            } catch (RuntimeException ignored) {
+                // the queue pair may be in error already
+            }
+        }
+    }
+
+    // ---- connecting ----
+
+    private ConnectionParameters parameters(byte[] privateData) {
+        return new ConnectionParameters(privateData, nic.rdmaDepth, nic.rdmaDepth, false, 7, RNR_RETRY, false, qp.qpNum());
+    }
+
+    private void toInit(CmId cmId) {
+        qp.modify(cmId.initQueuePairAttributes(QpState.INIT).accessFlags(qpAccess()));
+        synchronized (nic.lock) {
+            submitWaitingReceives();
+        }
+    }
+
+    private void connected(CmId cmId, EventChannel ch, VipViAttributes remote) {
+        synchronized (nic.lock) {
+            submitWaitingReceives();
+            this.id = cmId;
+            this.channel = ch;
+            this.remoteAttributes = remote;
+            state = VipViState.CONNECTED;
+        }
+    }
+
+    /** Back to Idle after a failed connect: the queue pair to RESET, waiting receives kept. */
+    private VipReturn failConnect(EventChannel ch, VipReturn code) {
+        if (ch != null) {
+            ch.close();
+        }
+        synchronized (nic.lock) {
+            try {
+                qp.reset();
+            } catch (RuntimeException ignored) {
+                // reset below by recreating on the next attempt is not needed on rxe
+            }
+            recv.takeBackFromVerbs();
+            send.takeBackFromVerbs();
+            state = VipViState.IDLE;
+        }
+        return code;
+    }
+
+    private static CmEvent next(EventChannel ch, long deadline) {
+        while (true) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return null;
+            }
+            CmEvent ev = ch.getEvent(Duration.ofNanos(Math.min(left, 1_000_000_000L)));
+            if (ev != null) {
+                return ev;
+            }
+        }
+    }
+
+    VipReturn connectRequest(VipNetAddress local, VipNetAddress remote, long timeoutMillis) {
+        synchronized (nic.lock) {
+            if (state != VipViState.IDLE) {
+                return VipReturn.INVALID_STATE;
+            }
+            state = VipViState.CONNECT_PENDING;
+        }
+        long deadline = timeoutMillis == Vipl.INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
+        EventChannel ch = null;
+        try {
+            ch = EventChannel.create();
+            CmId cmId = ch.createId(PortSpace.TCP);
+            Duration step = Duration.ofMillis(Math.max(1, Math.min(timeoutMillis, 5_000)));
+            cmId.resolveAddress(new InetSocketAddress(local.inetAddress(), 0), new InetSocketAddress(remote.inetAddress(), Vipl.port()), step);
+            CmEvent ev = next(ch, deadline);
+            if (ev == null) {
+                return failConnect(ch, VipReturn.TIMEOUT);
+            }
+            if (ev.type() != CmEventType.ADDR_RESOLVED) {
+                return failConnect(ch, VipReturn.NOT_REACHABLE);
+            }
+            if (!cmId.context().name().equals(nic.name)) {
+                return failConnect(ch, VipReturn.INVALID_PARAMETER);
+            }
+            cmId.resolveRoute(step);
+            ev = next(ch, deadline);
+            if (ev == null) {
+                return failConnect(ch, VipReturn.TIMEOUT);
+            }
+            if (ev.type() != CmEventType.ROUTE_RESOLVED) {
+                return failConnect(ch, VipReturn.NOT_REACHABLE);
+            }
+            toInit(cmId);
+            cmId.connect(parameters(ConnectMessage.of(attributes, remote.discriminator(), local.discriminator()).encode()));
+            ev = next(ch, deadline);
+            if (ev == null) {
+                return failConnect(ch, VipReturn.TIMEOUT);
+            }
+            if (ev.type() == CmEventType.REJECTED) {
+                byte[] pd = ev.privateData();
+                boolean byConsumer = pd.length >= 2 && pd[0] == ConnectMessage.REJECT[0] && pd[1] == ConnectMessage.REJECT[1];
+                return failConnect(ch, byConsumer ? VipReturn.REJECT : VipReturn.NOT_REACHABLE);
+            }
+            if (ev.type() != CmEventType.CONNECT_RESPONSE) {
+                return failConnect(ch, VipReturn.NOT_REACHABLE);
+            }
+            ConnectMessage reply = ConnectMessage.decode(ev.privateData());
+            if (reply == null) {
+                return failConnect(ch, VipReturn.ERROR_RESOURCE);
+            }
+            qp.modify(cmId.initQueuePairAttributes(QpState.RTR));
+            qp.modify(cmId.initQueuePairAttributes(QpState.RTS));
+            cmId.establish();
+            connected(cmId, ch, reply.attributes());
+            return VipReturn.SUCCESS;
+        } catch (RuntimeException e) {
+            return failConnect(ch, VipReturn.ERROR_RESOURCE);
+        }
+    }
+
+    VipReturn accept(VipConnHandle conn) {
+        synchronized (nic.lock) {
+            if (state != VipViState.IDLE) {
+                return VipReturn.INVALID_STATE;
+            }
+            VipViAttributes r = conn.remoteAttributes;
+            if (r.reliabilityLevel() != attributes.reliabilityLevel()) {
+                return VipReturn.INVALID_RELIABILITY_LEVEL;
+            }
+            if (r.maxTransferSize() != attributes.maxTransferSize()) {
+                return VipReturn.INVALID_MTU;
+            }
+            if (r.qos() != attributes.qos()) {
+                return VipReturn.INVALID_QOS;
+            }
+            state = VipViState.CONNECT_PENDING;
+            conn.consumed = true;
+        }
+        EventChannel ch = null;
+        try {
+            ch = EventChannel.create();
+            conn.id.migrate(ch);
+            toInit(conn.id);
+            qp.modify(conn.id.initQueuePairAttributes(QpState.RTR));
+            qp.modify(conn.id.initQueuePairAttributes(QpState.RTS));
+            conn.id.accept(parameters(ConnectMessage.of(attributes, new byte[0], new byte[0]).encode()));
+            CmEvent ev = next(ch, System.nanoTime() + ACCEPT_WAIT.toNanos());
+            if (ev == null || ev.type() != CmEventType.ESTABLISHED) {
+                return failConnect(ch, VipReturn.ERROR_RESOURCE);
+            }
+            connected(conn.id, ch, conn.remoteAttributes);
+            return VipReturn.SUCCESS;
+        } catch (RuntimeException e) {
+            if (ch == null) {
+                conn.id.close();
+            }
+            return failConnect(ch, VipReturn.ERROR_RESOURCE);
+        }
+    }
+
+    /** VipDisconnect: flushes every posted descriptor (DESC_FLUSHED) and returns to Idle (§4.2, §9.4.5). */
+    VipReturn disconnect() {
+        CmId cmId;
+        EventChannel ch;
+        synchronized (nic.lock) {
+            if (destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+            if (state == VipViState.IDLE) {
+                send.flushRemaining();
+                recv.flushRemaining();
+                return VipReturn.SUCCESS;
+            }
+            try {
+                qp.toError();
+            } catch (RuntimeException ignored) {
+                // already in error
+            }
+            cmId = id;
+            ch = channel;
+            id = null;
+            channel = null;
+        }
+        if (cmId != null) {
+            try {
+                cmId.disconnect();
+            } catch (RuntimeException ignored) {
+                // the peer may have gone first
+            }
+        }
+        long deadline = System.nanoTime() + 2_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            nic.poll(send.ibvCq);
+            nic.poll(recv.ibvCq);
+            synchronized (nic.lock) {
+                if (!send.hasInVerbs() && !recv.hasInVerbs()) {
+                    break;
+                }
+            }
+            Thread.onSpinWait();
+        }
+        synchronized (nic.lock) {
+            send.flushRemaining();
+            recv.flushRemaining();
+            try {
+                qp.reset();
+            } catch (RuntimeException ignored) {
+                // a queue pair that cannot be reset is replaced below
+                nic.viByQpn.remove(qp.qpNum());
+                qp.close();
+                qp = createQp(attributes.ptag());
+            }
+            remoteAttributes = null;
+            state = VipViState.IDLE;
+        }
+        if (ch != null) {
+            ch.close();
+        }
+        return VipReturn.SUCCESS;
+    }
+
+    /** VipSetViAttributes on an Idle VI; a new tag gives the VI a new queue pair in that tag's domain (D12). */
+    VipReturn setAttributes(VipViAttributes a) {
+        synchronized (nic.lock) {
+            if (state != VipViState.IDLE) {
+                return VipReturn.INVALID_STATE;
+            }
+            if (a.ptag() != attributes.ptag()) {
+                QueuePair old = qp;
+                qp = createQp(a.ptag());
+                nic.viByQpn.remove(old.qpNum());
+                old.close();
+                attributes.ptag().users.remove(this);
+                a.ptag().users.add(this);
+            }
+            attributes = a;
+            return VipReturn.SUCCESS;
+        }
+    }
+
+    /** VipDestroyVi: only Idle with both queues empty (§9.3.2). */
+    VipReturn destroy() {
+        synchronized (nic.lock) {
+            if (destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+            if (state != VipViState.IDLE || !send.ring.isEmpty() || !recv.ring.isEmpty()) {
+                return VipReturn.ERROR_RESOURCE;
+            }
+            release();
+            return VipReturn.SUCCESS;
+        }
+    }
+
+    void forceDestroy() {
+        if (state != VipViState.IDLE) {
+            disconnect();
+        }
+        synchronized (nic.lock) {
+            if (!destroyed) {
+                release();
+            }
+        }
+    }
+
+    private void release() {
+        destroyed = true;
+        nic.viByQpn.remove(qp.qpNum());
+        qp.close();
+        send.close();
+        recv.close();
+        sendWr.close();
+        recvWr.close();
+        for (VipCq c : new VipCq[]{sendCq, recvCq}) {
+            if (c != null) {
+                c.attachedQueues--;
+                c.attachedDepth -= nic.queueDepth;
+                c.entries.removeIf(e -> e.vi() == this);
+            }
+        }
+        attributes.ptag().users.remove(this);
+        nic.vis.remove(this);
+    }
+
+    /** VipDestroyVi. @throws VipException unless it returns VIP_SUCCESS */
+    @Override
+    public void close() {
+        Vipl.check(Vipl.destroyVi(this), "VipDestroyVi");
+    }
+
+    @Override
+    public String toString() {
+        return "VipVi[" + nic.name() + ", " + state + (destroyed ? ", destroyed]" : "]");
+    }
+}

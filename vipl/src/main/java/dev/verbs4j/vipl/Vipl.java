@@ -1,0 +1,754 @@
+package dev.verbs4j.vipl;
+
+import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.CompletionChannel;
+import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.Context;
+import dev.verbs4j.verbs.Device;
+import dev.verbs4j.verbs.MemoryRegion;
+import dev.verbs4j.verbs.Mtu;
+import dev.verbs4j.verbs.VerbsException;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+
+/**
+ * The VI Provider Library: the functions of Appendix A (§9) of the VI Architecture specification,
+ * and the name service of later VIPL (§13), one static method each, named as in C without the
+ * {@code Vip} prefix.
+ *
+ * <p>Return codes ({@link VipReturn}, §9.10.1): a function whose C form hands back a new object
+ * through an OUT parameter (OpenNic, CreatePtag, RegisterMem, CreateCQ, CreateVi, ConnectWait,
+ * the queries, NSGetHostByName/Addr) returns that object and throws {@link VipException} carrying
+ * the code the C function would return; every other function returns its {@code VipReturn}, with
+ * its OUT parameters in a caller-owned holder ({@link VipDescriptor} for Done/Wait, {@link
+ * VipCqEntry} for CQDone/CQWait) or, for ConnectRequest's remote attributes, on the VI ({@link
+ * VipVi#remoteAttributes()}). A null, destroyed or foreign handle is {@link
+ * VipReturn#INVALID_PARAMETER}, never an exception from the layers below.
+ *
+ * <p>Timeouts are milliseconds as unsigned 32-bit values; {@link #INFINITE} waits forever.
+ */
+public final class Vipl {
+
+    /** {@code VIP_INFINITE}. */
+    public static final long INFINITE = 0xFFFF_FFFFL;
+    /** The provider version VipQueryNic reports. */
+    public static final long PROVIDER_VERSION = 0x0001_0000L;
+    /** The depth of each work queue of a VI (capped by the device). */
+    static final int QUEUE_DEPTH = 256;
+    /** The most data segments per descriptor (capped by the device's scatter/gather limit; D11). */
+    static final int MAX_SEGMENTS = 32;
+    /** VipQuerySystemManagementInfo: the port attributes ({@code dev.verbs4j.verbs.PortAttributes}). */
+    public static final int SMI_PORT_ATTRIBUTES = 0;
+    /** VipQuerySystemManagementInfo: the device attributes ({@code dev.verbs4j.verbs.DeviceAttributes}). */
+    public static final int SMI_DEVICE_ATTRIBUTES = 1;
+
+    private static final int MIN_TRANSFER = 32 * 1024;
+
+    private Vipl() {
+    }
+
+    /**
+     * The RDMA CM port the connection functions listen on and connect to: the system property
+     * {@code dev.verbs4j.vipl.port}, default 7723. The discriminator, not the port, tells VIs apart.
+     */
+    public static int port() {
+        return Integer.getInteger("dev.verbs4j.vipl.port", 7723);
+    }
+
+    static void check(VipReturn rc, String function) {
+        if (rc != VipReturn.SUCCESS) {
+            throw new VipException(rc, function, null);
+        }
+    }
+
+    private static VipException fail(VipReturn rc, String function, String detail) {
+        return new VipException(rc, function, detail);
+    }
+
+    private static boolean bad(VipNic nic) {
+        return nic == null || nic.closed;
+    }
+
+    private static boolean bad(VipVi vi) {
+        return vi == null || vi.destroyed;
+    }
+
+    private static boolean badTimeout(long t) {
+        return t < 0 || t > INFINITE;
+    }
+
+    // ===== §9.2 NIC =====
+
+    /**
+     * VipOpenNic (§9.2.1): opens the verbs device {@code deviceName}. Every call gives a new,
+     * independent NIC handle (a gap the specification leaves open).
+     *
+     * @throws VipException INVALID_PARAMETER for an unknown name, ERROR_RESOURCE when it cannot be opened
+     */
+    public static VipNic openNic(String deviceName) {
+        if (deviceName == null) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipOpenNic", "no device name");
+        }
+        boolean known;
+        try {
+            known = Device.list().stream().anyMatch(d -> d.name().equals(deviceName));
+        } catch (RuntimeException e) {
+            known = false;   // no RDMA devices at all: no name is known
+        }
+        if (!known) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipOpenNic", "no device " + deviceName);
+        }
+        Context ctx;
+        try {
+            ctx = Context.open(deviceName);
+        } catch (RuntimeException e) {
+            throw fail(VipReturn.ERROR_RESOURCE, "VipOpenNic", e.getMessage());
+        }
+        try {
+            return new VipNic(deviceName, ctx);
+        } catch (RuntimeException e) {
+            ctx.close();
+            throw fail(VipReturn.ERROR_RESOURCE, "VipOpenNic", e.getMessage());
+        }
+    }
+
+    /**
+     * VipCloseNic (§9.2.2). Decision D16: closing a NIC with VIs, CQs, regions or tags still open
+     * cleans them all up (connected VIs are disconnected first; their handles become invalid),
+     * as the provider does when a process exits (§3.1).
+     */
+    public static VipReturn closeNic(VipNic nic) {
+        if (bad(nic)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        nic.closeAll();
+        return VipReturn.SUCCESS;
+    }
+
+    // ===== §9.3 VIs =====
+
+    private static VipReturn checkAttributes(VipNic nic, VipViAttributes a) {
+        if (a == null) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        if (a.reliabilityLevel() == null || a.reliabilityLevel() == VipReliabilityLevel.UNRELIABLE) {
+            // D18: Unreliable (a UC queue pair over RDMA CM) is not provided yet.
+            return VipReturn.INVALID_RELIABILITY_LEVEL;
+        }
+        if (a.maxTransferSize() < MIN_TRANSFER || a.maxTransferSize() > maxTransfer(nic)) {
+            return VipReturn.INVALID_MTU;
+        }
+        if (a.qos() != 0) {
+            return VipReturn.INVALID_QOS;
+        }
+        if (a.ptag() == null || !a.ptag().usableOn(nic)) {
+            return VipReturn.INVALID_PTAG;
+        }
+        return VipReturn.SUCCESS;
+    }
+
+    private static long maxTransfer(VipNic nic) {
+        return Math.min(nic.port.maxMessageSize(), 0x7FFF_FFFFL);
+    }
+
+    /**
+     * VipCreateVi (§9.3.1): a VI in the Idle state with an RC queue pair in its tag's protection
+     * domain; a null CQ means the queue has none (a hidden verbs CQ serves Wait). The verbs CQ of an
+     * attached VIPL CQ grows so that it can hold every descriptor of the queues attached to it (D15).
+     *
+     * @throws VipException INVALID_PARAMETER (bad NIC, a CQ of another NIC), INVALID_RELIABILITY_LEVEL
+     *                      (Unreliable: D18), INVALID_MTU, INVALID_QOS (anything but 0: D9), INVALID_PTAG,
+     *                      ERROR_RESOURCE
+     */
+    public static VipVi createVi(VipNic nic, VipViAttributes attributes, VipCq sendCq, VipCq recvCq) {
+        if (bad(nic)) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad NIC handle");
+        }
+        for (VipCq c : new VipCq[]{sendCq, recvCq}) {
+            if (c != null && (c.destroyed || c.nic != nic)) {
+                throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad CQ handle " + c);
+            }
+        }
+        VipReturn rc = checkAttributes(nic, attributes);
+        if (rc != VipReturn.SUCCESS) {
+            throw fail(rc, "VipCreateVi", String.valueOf(attributes));
+        }
+        synchronized (nic.lock) {
+            if (nic.vis.size() >= nic.device.maxQp()) {
+                throw fail(VipReturn.ERROR_RESOURCE, "VipCreateVi", "MaxVI reached");
+            }
+            VipVi vi;
+            try {
+                for (VipCq c : new VipCq[]{sendCq, recvCq}) {
+                    if (c != null) {
+                        int need = c.attachedDepth + nic.queueDepth;
+                        if (need > c.cq.capacity()) {
+                            c.cq.resize(need);
+                        }
+                    }
+                }
+                vi = new VipVi(nic, attributes, sendCq, recvCq);
+            } catch (RuntimeException e) {
+                throw fail(VipReturn.ERROR_RESOURCE, "VipCreateVi", e.getMessage());
+            }
+            for (VipCq c : new VipCq[]{sendCq, recvCq}) {
+                if (c != null) {
+                    c.attachedQueues++;
+                    c.attachedDepth += nic.queueDepth;
+                }
+            }
+            attributes.ptag().users.add(vi);
+            nic.vis.add(vi);
+            return vi;
+        }
+    }
+
+    /**
+     * VipDestroyVi (§9.3.2): only an Idle VI whose descriptors were all dequeued; otherwise
+     * ERROR_RESOURCE (the code the specification names). The handle is invalid afterwards.
+     */
+    public static VipReturn destroyVi(VipVi vi) {
+        if (bad(vi)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        return vi.destroy();
+    }
+
+    // ===== §9.4 connections =====
+
+    /**
+     * VipConnectWait (§9.4.1): waits for a connection request to {@code localAddr}'s host address
+     * and discriminator. The discriminator travels in the request's private data; a request for
+     * another discriminator does not complete this wait (it stays queued for a wait on its own).
+     * Timeout 0 polls.
+     *
+     * @return the request, to accept or reject; its requester's address and VI attributes
+     * @throws VipException TIMEOUT when none came in time, INVALID_PARAMETER (bad NIC, an address
+     *                      not of this NIC, a discriminator longer than MaxDiscriminatorLen),
+     *                      ERROR_RESOURCE
+     */
+    public static VipConnHandle connectWait(VipNic nic, VipNetAddress localAddr, long timeoutMillis) {
+        if (bad(nic) || localAddr == null || localAddr.inetAddress() == null || badTimeout(timeoutMillis)
+                || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", String.valueOf(localAddr));
+        }
+        VipListener l;
+        synchronized (nic.lock) {
+            l = nic.listeners.get(localAddr.inetAddress());
+            if (l == null) {
+                try {
+                    l = new VipListener(nic, localAddr.inetAddress());
+                } catch (RuntimeException e) {
+                    throw fail(VipReturn.ERROR_RESOURCE, "VipConnectWait", e.getMessage());
+                }
+                if (!l.onDevice(nic.name)) {
+                    l.close();
+                    throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", localAddr + " is not an address of " + nic.name);
+                }
+                nic.listeners.put(localAddr.inetAddress(), l);
+            }
+        }
+        VipConnHandle c;
+        try {
+            c = l.await(localAddr.discriminator(), timeoutMillis);
+        } catch (RuntimeException e) {
+            throw fail(VipReturn.ERROR_RESOURCE, "VipConnectWait", e.getMessage());
+        }
+        if (c == null) {
+            throw fail(VipReturn.TIMEOUT, "VipConnectWait", "no request for " + localAddr + " within " + timeoutMillis + " ms");
+        }
+        return c;
+    }
+
+    /**
+     * VipConnectAccept (§9.4.2): connects the Idle VI {@code vi} to the request. Attributes that do
+     * not match the requester's (reliability level, MaxTransferSize — which must be equal, D8 — and
+     * QoS) fail with their code, tell the requester nothing and leave the request valid for another
+     * accept or a reject. A VI that is not Idle gives INVALID_STATE (D5); a consumed request
+     * INVALID_PARAMETER.
+     */
+    public static VipReturn connectAccept(VipConnHandle conn, VipVi vi) {
+        if (conn == null || conn.consumed || conn.nic.closed || bad(vi) || vi.nic != conn.nic) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        return vi.accept(conn);
+    }
+
+    /** VipConnectReject (§9.4.3): the requester's VipConnectRequest returns REJECT; the handle is consumed. */
+    public static VipReturn connectReject(VipConnHandle conn) {
+        if (conn == null || conn.consumed || conn.nic.closed) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        conn.consumed = true;
+        try {
+            conn.id.reject(ConnectMessage.REJECT);
+        } catch (RuntimeException ignored) {
+            // the requester went away: nobody to tell
+        } finally {
+            conn.id.close();
+        }
+        return VipReturn.SUCCESS;
+    }
+
+    /**
+     * VipConnectRequest (§9.4.4): connects the Idle VI {@code vi} from {@code localAddr} (whose host
+     * address must be one of this NIC's) to the VI waiting on {@code remoteAddr}; on success the
+     * remote VI's attributes are {@link VipVi#remoteAttributes()}. Timeout 0 returns TIMEOUT at
+     * once (D3). REJECT when the server rejected; NOT_REACHABLE (a later VIPL code) when nobody
+     * listens there or the address does not resolve; INVALID_STATE when the VI is not Idle (D5).
+     * On any failure the VI is Idle again.
+     */
+    public static VipReturn connectRequest(VipVi vi, VipNetAddress localAddr, VipNetAddress remoteAddr, long timeoutMillis) {
+        if (bad(vi) || localAddr == null || remoteAddr == null || localAddr.inetAddress() == null
+                || remoteAddr.inetAddress() == null || badTimeout(timeoutMillis)
+                || remoteAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR
+                || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        if (vi.state != VipViState.IDLE) {
+            return VipReturn.INVALID_STATE;
+        }
+        if (timeoutMillis == 0) {
+            return VipReturn.TIMEOUT;
+        }
+        return vi.connectRequest(localAddr, remoteAddr, timeoutMillis);
+    }
+
+    /**
+     * VipDisconnect (§9.4.5): aborts the connection; every descriptor still posted completes with
+     * DESC_FLUSHED_ERROR and the VI is Idle (from Connected, Pending Connect, Error, or Idle, where
+     * receives waiting for a connection are flushed too).
+     */
+    public static VipReturn disconnect(VipVi vi) {
+        if (bad(vi)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        return vi.disconnect();
+    }
+
+    // ===== §9.5 protection tags and memory =====
+
+    /** VipCreatePtag (§9.5.1): a new protection domain. @throws VipException INVALID_PARAMETER, ERROR_RESOURCE */
+    public static VipPtag createPtag(VipNic nic) {
+        if (bad(nic)) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
+        }
+        synchronized (nic.lock) {
+            try {
+                VipPtag p = new VipPtag(nic, nic.context.allocateProtectionDomain());
+                nic.ptags.add(p);
+                return p;
+            } catch (RuntimeException e) {
+                throw fail(VipReturn.ERROR_RESOURCE, "VipCreatePtag", e.getMessage());
+            }
+        }
+    }
+
+    /** VipDestroyPtag (§9.5.2): ERROR_RESOURCE while a VI or region still uses the tag. */
+    public static VipReturn destroyPtag(VipNic nic, VipPtag ptag) {
+        if (bad(nic) || ptag == null || !ptag.usableOn(nic)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        synchronized (nic.lock) {
+            if (!ptag.users.isEmpty()) {
+                return VipReturn.ERROR_RESOURCE;
+            }
+            ptag.pd.close();
+            ptag.destroyed = true;
+            nic.ptags.remove(ptag);
+            return VipReturn.SUCCESS;
+        }
+    }
+
+    /**
+     * VipRegisterMem (§9.5.3): registers {@code memory} (native memory the application owns; the
+     * Java form of VirtualAddress and Length) under the attributes' tag; every call gives a new
+     * handle. Local write access is always given; the RDMA enables become remote write/read access.
+     *
+     * @throws VipException INVALID_PARAMETER (bad NIC, heap or empty memory), INVALID_PTAG, ERROR_RESOURCE
+     */
+    public static VipMemHandle registerMem(VipNic nic, MemorySegment memory, VipMemAttributes attributes) {
+        if (bad(nic) || memory == null || !memory.isNative() || memory.byteSize() == 0 || attributes == null) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", memory == null ? "no memory" : memory.toString());
+        }
+        if (attributes.ptag() == null || !attributes.ptag().usableOn(nic)) {
+            throw fail(VipReturn.INVALID_PTAG, "VipRegisterMem", String.valueOf(attributes.ptag()));
+        }
+        int access = Access.LOCAL_WRITE | (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0)
+                | (attributes.enableRdmaRead() ? Access.REMOTE_READ : 0);
+        synchronized (nic.lock) {
+            MemoryRegion mr;
+            try {
+                mr = attributes.ptag().pd.register(memory, access);
+            } catch (VerbsException e) {
+                throw fail(e.errno() == 14 ? VipReturn.INVALID_PARAMETER : VipReturn.ERROR_RESOURCE, "VipRegisterMem", e.getMessage());
+            } catch (RuntimeException e) {
+                throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", e.getMessage());
+            }
+            if ((access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) != 0 && mr.rkey() != mr.lkey()) {
+                mr.close();
+                throw fail(VipReturn.ERROR_RESOURCE, "VipRegisterMem", "the provider gives different local and remote keys");
+            }
+            VipMemHandle h = new VipMemHandle(nic, mr, memory, attributes);
+            nic.regions.put(h.value(), h);
+            attributes.ptag().users.add(h);
+            return h;
+        }
+    }
+
+    /**
+     * VipDeregisterMem (§9.5.4): {@code address} must be the registered start address. Descriptors
+     * still posted that use the region are not touched; their data transfers fail with a
+     * protection error when the device reaches them (§3.2.1).
+     */
+    public static VipReturn deregisterMem(VipNic nic, long address, VipMemHandle handle) {
+        if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        synchronized (nic.lock) {
+            nic.regions.remove(handle.value());
+            handle.attributes.ptag().users.remove(handle);
+            handle.destroyed = true;
+            handle.mr.close();
+            return VipReturn.SUCCESS;
+        }
+    }
+
+    /** VipQueryMem (§9.8.5). @throws VipException INVALID_PARAMETER for a bad NIC, handle or address */
+    public static VipMemAttributes queryMem(VipNic nic, long address, VipMemHandle handle) {
+        if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipQueryMem", String.valueOf(handle));
+        }
+        return handle.attributes;
+    }
+
+    // ===== §9.6 data transfer and completion =====
+
+    private static boolean badDescriptor(VipDescriptor d) {
+        return d == null || !d.segment().isNative() || d.segment().byteSize() < VipDescriptor.CONTROL_SIZE;
+    }
+
+    /**
+     * VipPostSend (§9.6.1): appends the descriptor, which lies in the region of {@code memHandle}, to
+     * the send queue and translates it into one work request without copying data. Errors in the
+     * descriptor are reported in its Status, never as the return code: FORMAT_ERROR (reserved bits or
+     * words, op 11b, not 64-byte aligned, more data segments than MaxSegmentsPerDesc), LENGTH_ERROR
+     * (Length ≠ Σ segments, above MaxTransferSize), PROTECTION_ERROR (a data segment outside a
+     * region of the VI's tag — checked in software, D13 — or the descriptor outside the region of
+     * {@code memHandle}, which is also reported as the asynchronous POST_DESC error). A send posted
+     * while the VI is not Connected completes with DESC_FLUSHED_ERROR (D10). Under a reliable level a
+     * local error on a Connected VI breaks the connection (Error state, §2.5).
+     *
+     * @return SUCCESS, or INVALID_PARAMETER for a bad VI handle or a descriptor not in native memory
+     */
+    public static VipReturn postSend(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
+        if (bad(vi) || badDescriptor(descriptor)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        return vi.post(descriptor, memHandle, false);
+    }
+
+    /**
+     * VipPostRecv (§9.6.4): appends the descriptor to the receive queue. While the VI is Idle or
+     * Pending Connect it waits for the connection (§5.1); in the Error state it completes with
+     * DESC_FLUSHED_ERROR. An RDMA operation on the receive queue is a FORMAT_ERROR.
+     */
+    public static VipReturn postRecv(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
+        if (bad(vi) || badDescriptor(descriptor)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        return vi.post(descriptor, memHandle, true);
+    }
+
+    /**
+     * VipSendDone (§9.6.2): dequeues the head of the send queue into {@code out} if it is done.
+     * Allowed on a CQ-attached queue, where it is how the descriptor of a CQ entry is dequeued (D17).
+     */
+    public static VipReturn sendDone(VipVi vi, VipDescriptor out) {
+        if (bad(vi) || out == null) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        return vi.send.done(out);
+    }
+
+    /** VipRecvDone (§9.6.5): as {@link #sendDone} for the receive queue. */
+    public static VipReturn recvDone(VipVi vi, VipDescriptor out) {
+        if (bad(vi) || out == null) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        return vi.recv.done(out);
+    }
+
+    /**
+     * VipSendWait (§9.6.3): waits for the head of the send queue to complete and dequeues it.
+     * ERROR_RESOURCE on a CQ-attached queue (D2: the function's own return list, not §9.6.8's).
+     */
+    public static VipReturn sendWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
+        if (bad(vi) || out == null || badTimeout(timeoutMillis)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        if (vi.sendCq != null) {
+            return VipReturn.ERROR_RESOURCE;
+        }
+        return vi.send.await(timeoutMillis, out);
+    }
+
+    /** VipRecvWait (§9.6.6): as {@link #sendWait} for the receive queue. */
+    public static VipReturn recvWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
+        if (bad(vi) || out == null || badTimeout(timeoutMillis)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        if (vi.recvCq != null) {
+            return VipReturn.ERROR_RESOURCE;
+        }
+        return vi.recv.await(timeoutMillis, out);
+    }
+
+    /**
+     * VipCQDone (§9.6.7): takes one entry (VI and queue) into {@code out}; the descriptor is then
+     * dequeued with VipSendDone/VipRecvDone. NOT_DONE when the queue is empty.
+     */
+    public static VipReturn cqDone(VipCq cq, VipCqEntry out) {
+        if (cq == null || cq.destroyed || out == null) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        synchronized (cq.nic.lock) {
+            return cq.take(out) ? VipReturn.SUCCESS : VipReturn.NOT_DONE;
+        }
+    }
+
+    /** VipCQWait (§9.6.8): as {@link #cqDone}, waiting up to the timeout on the CQ's completion channel. */
+    public static VipReturn cqWait(VipCq cq, long timeoutMillis, VipCqEntry out) {
+        if (cq == null || cq.destroyed || out == null || badTimeout(timeoutMillis)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
+        while (true) {
+            synchronized (cq.nic.lock) {
+                if (cq.destroyed) {
+                    return VipReturn.INVALID_PARAMETER;
+                }
+                if (cq.take(out)) {
+                    return VipReturn.SUCCESS;
+                }
+                cq.cq.requestNotify(false);
+                if (cq.take(out)) {
+                    return VipReturn.SUCCESS;
+                }
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return VipReturn.TIMEOUT;
+            }
+            CompletionQueue signalled;
+            try {
+                signalled = cq.channel.await(Duration.ofNanos(Math.min(left, 50_000_000L)));
+            } catch (IllegalStateException e) {
+                return VipReturn.INVALID_PARAMETER;   // the CQ was destroyed while waiting
+            }
+            if (signalled != null) {
+                signalled.ackEvents();
+            }
+        }
+    }
+
+    // ===== §9.7 completion queues =====
+
+    /**
+     * VipCreateCQ (§9.7.1): a verbs CQ of {@code entryCount} entries with its completion channel.
+     *
+     * @throws VipException INVALID_PARAMETER (bad NIC, 0 entries), ERROR_RESOURCE (above MaxCQEntries)
+     */
+    public static VipCq createCQ(VipNic nic, long entryCount) {
+        if (bad(nic) || entryCount <= 0) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipCreateCQ", "entries " + entryCount);
+        }
+        if (entryCount > nic.device.maxCqe()) {
+            throw fail(VipReturn.ERROR_RESOURCE, "VipCreateCQ", entryCount + " > MaxCQEntries " + nic.device.maxCqe());
+        }
+        synchronized (nic.lock) {
+            CompletionChannel ch = null;
+            try {
+                ch = nic.context.createCompletionChannel();
+                CompletionQueue cq = nic.context.createCompletionQueue((int) entryCount, ch, 0);
+                VipCq c = new VipCq(nic, ch, cq, (int) entryCount);
+                nic.cqs.add(c);
+                return c;
+            } catch (RuntimeException e) {
+                if (ch != null) {
+                    ch.close();
+                }
+                throw fail(VipReturn.ERROR_RESOURCE, "VipCreateCQ", e.getMessage());
+            }
+        }
+    }
+
+    /** VipDestroyCQ (§9.7.2): ERROR_RESOURCE while a work queue is attached. */
+    public static VipReturn destroyCQ(VipCq cq) {
+        if (cq == null || cq.destroyed || cq.nic.closed) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        synchronized (cq.nic.lock) {
+            if (cq.attachedQueues > 0) {
+                return VipReturn.ERROR_RESOURCE;
+            }
+            cq.destroyed = true;
+            cq.entries.clear();
+            cq.cq.close();
+            cq.channel.close();
+            cq.nic.cqs.remove(cq);
+            return VipReturn.SUCCESS;
+        }
+    }
+
+    /**
+     * VipResizeCQ (§9.7.3): grows or shrinks; fewer entries than are waiting to be taken is
+     * ERROR_RESOURCE. The verbs CQ never gets smaller than the attached queues' descriptors (D15).
+     */
+    public static VipReturn resizeCQ(VipCq cq, long entryCount) {
+        if (cq == null || cq.destroyed || entryCount <= 0) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        synchronized (cq.nic.lock) {
+            cq.nic.poll(cq.cq);
+            if (entryCount < cq.entries.size() || entryCount > cq.nic.device.maxCqe()) {
+                return VipReturn.ERROR_RESOURCE;
+            }
+            int target = (int) Math.max(entryCount, cq.attachedDepth);
+            try {
+                if (target != cq.cq.capacity()) {
+                    cq.cq.resize(target);
+                }
+            } catch (RuntimeException e) {
+                return VipReturn.ERROR_RESOURCE;
+            }
+            cq.entryCount = (int) entryCount;
+            return VipReturn.SUCCESS;
+        }
+    }
+
+    // ===== §9.8 queries and attributes =====
+
+    /** VipQueryNic (§9.8.1). @throws VipException INVALID_PARAMETER for a bad NIC */
+    public static VipNicAttributes queryNic(VipNic nic) {
+        if (bad(nic)) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipQueryNic", "bad NIC handle");
+        }
+        var d = nic.device;
+        int gidIndex = Math.max(0, nic.context.preferredGidIndex(nic.portNumber));
+        byte[] gid = nic.context.queryGid(nic.portNumber, gidIndex).raw();
+        Mtu mtu = nic.port.activeMtu();
+        long nativeMtu = mtu == Mtu.UNKNOWN ? 0 : 128L << mtu.code();
+        int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
+        return new VipNicAttributes(nic.name, Integer.toUnsignedLong(d.hardwareVersion()), PROVIDER_VERSION, gid, true,
+                ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), d.maxQp(), nic.queueDepth,
+                nic.maxSge, d.maxCq(), d.maxCqe(), maxTransfer(nic), nativeMtu, d.maxPd(), reliable, reliable);
+    }
+
+    /**
+     * VipSetViAttributes (§9.8.2): only while the VI is Idle (INVALID_STATE otherwise, D5), so that
+     * a server can fix its VI and retry VipConnectAccept. A new tag gives the VI a new queue pair in
+     * that tag's protection domain (D12). Values are checked as VipCreateVi checks them.
+     */
+    public static VipReturn setViAttributes(VipVi vi, VipViAttributes attributes) {
+        if (bad(vi)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        VipReturn rc = checkAttributes(vi.nic, attributes);
+        if (rc != VipReturn.SUCCESS) {
+            return rc;
+        }
+        return vi.setAttributes(attributes);
+    }
+
+    /** VipQueryVi (§9.8.3). @throws VipException INVALID_PARAMETER for a bad VI */
+    public static VipViQuery queryVi(VipVi vi) {
+        if (bad(vi)) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipQueryVi", "bad VI handle");
+        }
+        synchronized (vi.nic.lock) {
+            return new VipViQuery(vi.state, vi.attributes, vi.send.ring.isEmpty(), vi.recv.ring.isEmpty());
+        }
+    }
+
+    /**
+     * VipQuerySystemManagementInfo (§9.8.6): {@link #SMI_PORT_ATTRIBUTES} gives the verbs port
+     * attributes, {@link #SMI_DEVICE_ATTRIBUTES} the device attributes.
+     *
+     * @throws VipException INVALID_PARAMETER for a bad NIC or an unknown info type
+     */
+    public static Object querySystemManagementInfo(VipNic nic, int infoType) {
+        if (bad(nic)) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipQuerySystemManagementInfo", "bad NIC handle");
+        }
+        return switch (infoType) {
+            case SMI_PORT_ATTRIBUTES -> nic.context.queryPort(nic.portNumber);
+            case SMI_DEVICE_ATTRIBUTES -> nic.device;
+            default -> throw fail(VipReturn.INVALID_PARAMETER, "VipQuerySystemManagementInfo", "info type " + infoType);
+        };
+    }
+
+    // ===== §9.9 asynchronous errors =====
+
+    /**
+     * VipErrorCallback (§9.9.1): {@code handler} receives the NIC's asynchronous errors, on the
+     * thread that detects them; null restores the default handler, which logs them
+     * ({@code System.Logger} "dev.verbs4j.vipl", WARNING).
+     */
+    public static VipReturn errorCallback(VipNic nic, Object context, VipErrorHandler handler) {
+        if (bad(nic)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        nic.setErrorHandler(handler, context);
+        return VipReturn.SUCCESS;
+    }
+
+    // ===== §13.1 name service (later VIPL) =====
+
+    /** VipNSInit: the name service is the platform's resolver; nothing to set up. */
+    public static VipReturn nsInit(VipNic nic, Object initInfo) {
+        return bad(nic) ? VipReturn.INVALID_PARAMETER : VipReturn.SUCCESS;
+    }
+
+    /**
+     * VipNSGetHostByName: the {@code nameIndex}-th address of {@code name}, as a host address with
+     * an empty discriminator (append one with {@code new VipNetAddress(a.hostAddress(), disc)}).
+     *
+     * @throws VipException INVALID_PARAMETER (bad NIC or name), ERROR_NAMESERVICE when it does not resolve
+     */
+    public static VipNetAddress nsGetHostByName(VipNic nic, String name, int nameIndex) {
+        if (bad(nic) || name == null || nameIndex < 0) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipNSGetHostByName", name);
+        }
+        try {
+            InetAddress[] all = InetAddress.getAllByName(name);
+            if (nameIndex >= all.length) {
+                throw fail(VipReturn.ERROR_NAMESERVICE, "VipNSGetHostByName", name + " has " + all.length + " addresses");
+            }
+            return new VipNetAddress(all[nameIndex].getAddress(), new byte[0]);
+        } catch (UnknownHostException e) {
+            throw fail(VipReturn.ERROR_NAMESERVICE, "VipNSGetHostByName", e.getMessage());
+        }
+    }
+
+    /** VipNSGetHostByAddr: the host name of {@code address}'s host address. @throws VipException as GetHostByName */
+    public static String nsGetHostByAddr(VipNic nic, VipNetAddress address) {
+        if (bad(nic) || address == null || address.inetAddress() == null) {
+            throw fail(VipReturn.INVALID_PARAMETER, "VipNSGetHostByAddr", String.valueOf(address));
+        }
+        InetAddress a = address.inetAddress();
+        String name = a.getCanonicalHostName();
+        if (name.equals(a.getHostAddress())) {
+            throw fail(VipReturn.ERROR_NAMESERVICE, "VipNSGetHostByAddr", "no name for " + name);
+        }
+        return name;
+    }
+
+    /** VipNSShutdown. */
+    public static VipReturn nsShutdown(VipNic nic) {
+        return bad(nic) ? VipReturn.INVALID_PARAMETER : VipReturn.SUCCESS;
+    }
+}

@@ -1,0 +1,206 @@
+package dev.verbs4j.vipl;
+
+import dev.verbs4j.verbs.CompletionChannel;
+import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.WcOpcode;
+import dev.verbs4j.verbs.WcStatus;
+import dev.verbs4j.verbs.WorkCompletion;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+
+/**
+ * One work queue of a VI (§2.1): the FIFO of posted descriptors in post order, the verbs
+ * completion queue its completions arrive on (the attached {@link VipCq}'s, or a hidden one with
+ * its own completion channel for VipSendWait/VipRecvWait), and the write-back of completions into
+ * the descriptors (§6.4). Work request ids are {@code seq << 1 | receive}.
+ */
+final class WorkQueue {
+
+    final VipVi vi;
+    final boolean receive;
+    final VipCq cq;
+    final CompletionChannel hiddenChannel;
+    final CompletionQueue ibvCq;
+    final ArrayDeque<Posted> ring = new ArrayDeque<>();
+    private long nextSeq;
+
+    WorkQueue(VipVi vi, boolean receive, VipCq cq, int depth) {
+        this.vi = vi;
+        this.receive = receive;
+        this.cq = cq;
+        if (cq == null) {
+            hiddenChannel = vi.nic.context.createCompletionChannel();
+            ibvCq = vi.nic.context.createCompletionQueue(depth, hiddenChannel, 0);
+        } else {
+            hiddenChannel = null;
+            ibvCq = cq.cq;
+        }
+    }
+
+    long wrId(Posted p) {
+        return p.seq << 1 | (receive ? 1 : 0);
+    }
+
+    /** Appends a descriptor, linking the previous tail's Next/NextHandle to it (§10.3). Under the lock. */
+    Posted append(MemorySegment memory, int handle) {
+        Posted p = new Posted(memory, nextSeq++, handle);
+        VipDescriptor d = p.descriptor;
+        d.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, 0L);
+        d.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, 0);
+        d.status(0);
+        Posted tail = ring.peekLast();
+        if (tail != null) {
+            tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, memory.address());
+            tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, handle);
+        }
+        ring.addLast(p);
+        return p;
+    }
+
+    /** Completes {@code p} without the queue pair: Status = DONE | errors | op. Under the lock. */
+    void completeLocally(Posted p, int errorBits) {
+        p.inVerbs = false;
+        finish(p, VipStatus.DONE | errorBits | CompletionMapping.opBits(receive, p.op, false));
+    }
+
+    private void finish(Posted p, int status) {
+        p.done = true;
+        p.descriptor.status(status);
+        if (cq != null && !cq.destroyed) {
+            cq.entries.addLast(new VipCq.Entry(vi, receive));
+        }
+    }
+
+    /** Writes the completion {@code wc} into its descriptor. Under the lock. */
+    void complete(WorkCompletion wc) {
+        long seq = wc.wrId() >>> 1;
+        Posted p = null;
+        for (Posted q : ring) {
+            if (q.seq == seq) {
+                p = q;
+                break;
+            }
+        }
+        if (p == null || p.done) {
+            return;
+        }
+        p.inVerbs = false;
+        WcStatus st = wc.status();
+        VipReliabilityLevel level = vi.attributes.reliabilityLevel();
+        int errors = CompletionMapping.errorBits(st, level, receive, p.op);
+        VipDescriptor d = p.descriptor;
+        boolean remoteWrite = receive && errors == 0 && wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM;
+        int status = VipStatus.DONE | errors | CompletionMapping.opBits(receive, p.op, remoteWrite);
+        if (errors == 0) {
+            if (receive) {
+                // Decision (§10.3): a Write with immediate data puts nothing in the receive's data segments: Length 0.
+                d.length(remoteWrite ? 0 : wc.byteLength());
+                if ((wc.flags() & WorkCompletion.FLAG_WITH_IMM) != 0) {
+                    d.immediateData(wc.immediateData());
+                    status |= VipStatus.IMMEDIATE;
+                }
+            } else {
+                d.length((int) p.dataLength);
+            }
+        } else if (receive && (errors & VipStatus.LENGTH_ERROR) != 0) {
+            d.length(0);
+        }
+        finish(p, status);
+        if (errors != 0 && errors != VipStatus.DESC_FLUSHED_ERROR) {
+            vi.enterError();
+            VipErrorCode async = CompletionMapping.asyncError(st, level, receive, p.op);
+            if (async != null) {
+                vi.nic.report(new VipErrorDescriptor(vi.nic, vi, cq, d.address(),
+                        CompletionMapping.opBits(receive, p.op, false), VipResourceCode.VI, async));
+            }
+        }
+    }
+
+    boolean hasInVerbs() {
+        for (Posted p : ring) {
+            if (p.inVerbs) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Completes every descriptor still queued with DESC_FLUSHED (those the queue pair did not flush). */
+    void flushRemaining() {
+        for (Posted p : ring) {
+            if (!p.done) {
+                completeLocally(p, VipStatus.DESC_FLUSHED_ERROR);
+            }
+        }
+    }
+
+    /** Marks descriptors handed to a queue pair that was reset as not posted (only before any traffic). */
+    void takeBackFromVerbs() {
+        for (Iterator<Posted> it = ring.iterator(); it.hasNext(); ) {
+            Posted p = it.next();
+            if (p.inVerbs) {
+                p.inVerbs = false;
+            }
+        }
+    }
+
+    /** VipSendDone/VipRecvDone: dequeues the head if it is done. */
+    VipReturn done(VipDescriptor out) {
+        vi.nic.poll(ibvCq);
+        synchronized (vi.nic.lock) {
+            Posted head = ring.peekFirst();
+            if (head == null || !head.done) {
+                return VipReturn.NOT_DONE;
+            }
+            ring.pollFirst();
+            out.point(head.descriptor.segment());
+            return VipReturn.SUCCESS;
+        }
+    }
+
+    /** VipSendWait/VipRecvWait on a queue without a CQ: blocks on the hidden completion channel. */
+    VipReturn await(long timeoutMillis, VipDescriptor out) {
+        try {
+            return awaitHead(timeoutMillis, out);
+        } catch (IllegalStateException e) {
+            return VipReturn.INVALID_PARAMETER;   // the VI was destroyed while waiting
+        }
+    }
+
+    private VipReturn awaitHead(long timeoutMillis, VipDescriptor out) {
+        long deadline = timeoutMillis == Vipl.INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
+        while (true) {
+            VipReturn rc = done(out);
+            if (rc != VipReturn.NOT_DONE) {
+                return rc;
+            }
+            ibvCq.requestNotify(false);
+            rc = done(out);
+            if (rc != VipReturn.NOT_DONE) {
+                return rc;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return VipReturn.TIMEOUT;
+            }
+            // Slices, so that a descriptor completed locally by another thread is seen too.
+            CompletionQueue signalled = hiddenChannel.await(Duration.ofNanos(Math.min(left, 50_000_000L)));
+            if (signalled != null) {
+                signalled.ackEvents();
+            }
+            if (vi.destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+        }
+    }
+
+    void close() {
+        if (hiddenChannel != null) {
+            ibvCq.close();
+            hiddenChannel.close();
+        }
+    }
+}
