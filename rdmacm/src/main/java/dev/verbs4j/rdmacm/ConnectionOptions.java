@@ -30,12 +30,17 @@ import java.util.Objects;
  * @param minRnrTimer    the RNR NAK timer code (1–31; IB encoding, 12 = 0.64 ms) this side's
  *                       queue pair announces to a sender that finds no receive posted; only a
  *                       backstop, since the credits keep a receive posted for every message
+ * @param ackTimeout     the local ACK timeout code of this side's queue pair (4.096 µs ×
+ *                       2^code, 1–31; {@code RDMA_OPTION_ID_ACK_TIMEOUT}), or 0 for the
+ *                       connection manager's default: how long a request waits for its ACK
+ *                       before it is sent again. Raise it where the peer can be slow to answer
+ *                       (an emulated or heavily loaded host) to avoid needless retransmissions
  */
 public record ConnectionOptions(int maxMessageSize, int sendDepth, int receiveDepth, Duration linger, byte[] privateData,
-                                int minRnrTimer) {
+                                int minRnrTimer, int ackTimeout) {
 
-    /** 64 KiB messages, 16 sends in flight, 16 receives posted, 2 s linger, no private data, RNR timer 0.64 ms. */
-    public static final ConnectionOptions DEFAULT = new ConnectionOptions(64 * 1024, 16, 16, Duration.ofSeconds(2), new byte[0], 12);
+    /** 64 KiB messages, 16 sends in flight, 16 receives posted, 2 s linger, no private data, RNR timer 0.64 ms, the CM's ACK timeout. */
+    public static final ConnectionOptions DEFAULT = new ConnectionOptions(64 * 1024, 16, 16, Duration.ofSeconds(2), new byte[0], 12, 0);
 
     public ConnectionOptions {
         if (maxMessageSize < 1 || maxMessageSize > (1 << 30)) {
@@ -55,6 +60,9 @@ public record ConnectionOptions(int maxMessageSize, int sendDepth, int receiveDe
         if (minRnrTimer < 1 || minRnrTimer > 31) {
             throw new IllegalArgumentException("minRnrTimer must be 1 .. 31, got " + minRnrTimer);
         }
+        if (ackTimeout < 0 || ackTimeout > 31) {
+            throw new IllegalArgumentException("ackTimeout must be 0 (the default) or 1 .. 31, got " + ackTimeout);
+        }
     }
 
     @Override
@@ -64,45 +72,50 @@ public record ConnectionOptions(int maxMessageSize, int sendDepth, int receiveDe
 
     /** A copy with this message size. */
     public ConnectionOptions withMaxMessageSize(int size) {
-        return new ConnectionOptions(size, sendDepth, receiveDepth, linger, privateData, minRnrTimer);
+        return new ConnectionOptions(size, sendDepth, receiveDepth, linger, privateData, minRnrTimer, ackTimeout);
     }
 
     /** A copy with these ring depths. */
     public ConnectionOptions withDepths(int sends, int receives) {
-        return new ConnectionOptions(maxMessageSize, sends, receives, linger, privateData, minRnrTimer);
+        return new ConnectionOptions(maxMessageSize, sends, receives, linger, privateData, minRnrTimer, ackTimeout);
     }
 
     /** A copy with this linger time. */
     public ConnectionOptions withLinger(Duration time) {
-        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, time, privateData, minRnrTimer);
+        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, time, privateData, minRnrTimer, ackTimeout);
     }
 
     /** A copy with this private data. */
     public ConnectionOptions withPrivateData(byte[] data) {
-        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, data, minRnrTimer);
+        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, data, minRnrTimer, ackTimeout);
     }
 
     /** A copy with this RNR timer code. */
     public ConnectionOptions withMinRnrTimer(int code) {
-        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, privateData, code);
+        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, privateData, code, ackTimeout);
+    }
+
+    /** A copy with this ACK timeout code (0: the connection manager's default). */
+    public ConnectionOptions withAckTimeout(int code) {
+        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, privateData, minRnrTimer, code);
     }
 
     @Override
     public boolean equals(Object o) {
         return o instanceof ConnectionOptions c && maxMessageSize == c.maxMessageSize && sendDepth == c.sendDepth
                 && receiveDepth == c.receiveDepth && linger.equals(c.linger) && Arrays.equals(privateData, c.privateData)
-                && minRnrTimer == c.minRnrTimer;
+                && minRnrTimer == c.minRnrTimer && ackTimeout == c.ackTimeout;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(maxMessageSize, sendDepth, receiveDepth, linger, minRnrTimer) * 31 + Arrays.hashCode(privateData);
+        return Objects.hash(maxMessageSize, sendDepth, receiveDepth, linger, minRnrTimer, ackTimeout) * 31 + Arrays.hashCode(privateData);
     }
 
     @Override
     public String toString() {
         return "ConnectionOptions[maxMessageSize=" + maxMessageSize + ", sendDepth=" + sendDepth + ", receiveDepth="
                 + receiveDepth + ", linger=" + linger + ", privateData=" + privateData.length + " bytes, minRnrTimer="
-                + minRnrTimer + "]";
+                + minRnrTimer + ", ackTimeout=" + ackTimeout + "]";
     }
 }

@@ -257,6 +257,9 @@ public final class RdmaConnection implements AutoCloseable {
             id.resolveRoute(millisLeft(deadline, what));
             expect(channel, CmEventType.ROUTE_RESOLVED, deadline, what);
             connection = new RdmaConnection(id, channel, o);
+            if (o.ackTimeout() != 0) {
+                id.setAckTimeout(o.ackTimeout());
+            }
             id.connect(parameters(o.privateData()));
             CmEvent established = expect(channel, CmEventType.ESTABLISHED, deadline, what);
             connection.established(established, channel, null);

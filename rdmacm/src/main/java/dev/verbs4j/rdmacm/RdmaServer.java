@@ -303,6 +303,9 @@ public final class RdmaServer implements AutoCloseable {
             RdmaConnection connection = new RdmaConnection(id, null, options);
             byte[] data = verdict.privateData().length > 0 ? verdict.privateData() : options.privateData();
             try {
+                if (options.ackTimeout() != 0) {
+                    id.setAckTimeout(options.ackTimeout());
+                }
                 id.accept(RdmaConnection.parameters(data));
             } catch (RuntimeException e) {
                 connection.release();

@@ -206,7 +206,10 @@ class RdmaConnectionDeviceTest {
         int clients = 16;
         int size = 32 * 1024;
         int messages = 32;
-        ConnectionOptions options = ConnectionOptions.DEFAULT.withMaxMessageSize(size);
+        // Under emulation with other VMs on the host an ACK can take longer than the connection
+        // manager's default timeout (~0.5 s); a retransmitted 32 KiB SEND once ended in a remote
+        // operation error on Soft-RoCE. 20 = 4.3 s: no retransmission without a lost packet.
+        ConnectionOptions options = ConnectionOptions.DEFAULT.withMaxMessageSize(size).withAckTimeout(20);
         try (RdmaServer server = RdmaServer.bind(address(TestBed.hostB(), 21_106), options, clients, Duration.ofSeconds(60), null)) {
             Thread acceptor = Thread.ofPlatform().daemon().start(() -> {
                 for (int i = 0; i < clients; i++) {

@@ -51,7 +51,7 @@ class RdmaConnectionExceptionTest {
     void optionsAreChecked() {
         ConnectionOptions o = ConnectionOptions.DEFAULT.withMaxMessageSize(4096).withDepths(2, 3).withLinger(Duration.ZERO)
                 .withPrivateData(new byte[]{1}).withMinRnrTimer(1);
-        assertThat(o).isEqualTo(new ConnectionOptions(4096, 2, 3, Duration.ZERO, new byte[]{1}, 1));
+        assertThat(o).isEqualTo(new ConnectionOptions(4096, 2, 3, Duration.ZERO, new byte[]{1}, 1, 0));
         assertThatThrownBy(() -> o.withMaxMessageSize(0)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> o.withDepths(0, 1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> o.withLinger(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
