@@ -50,6 +50,7 @@ final class CmRun implements AutoCloseable {
     private final PerfOptions o;
     private EventChannel commChannel;
     private EventChannel testChannel;
+    private CmId testListener;
     private final List<CmId> testIds = new ArrayList<>();
     private Comm comm;
 
@@ -78,6 +79,13 @@ final class CmRun implements AutoCloseable {
             t.out.print("************************************\n");
         }
         comm = o.isClient() ? connectComm() : acceptComm();
+        if (!o.isClient()) {
+            // perftest's server listens for the test queue pairs only after the first all-zero
+            // exchange, and a C client whose first test connect is rejected cannot recover (its
+            // retry reuses the ids and channel it has just destroyed, and hangs): listening before
+            // that exchange leaves no window for the client to be early
+            listenForTestQps();
+        }
         t.setChannel(comm);
         t.useContext(comm.id.context());
         t.prefix();
@@ -264,15 +272,19 @@ final class CmRun implements AutoCloseable {
         }
     }
 
-    private void acceptTestQps() throws Perftest.Exit {
-        CmId listener = testChannel.createId(PortSpace.TCP);
+    private void listenForTestQps() throws Perftest.Exit {
+        testListener = testChannel.createId(PortSpace.TCP);
         try {
-            listener.bind(sourceAddress(o.tcpPort));
-            listener.listen(o.numQps);
+            testListener.bind(sourceAddress(o.tcpPort));
+            testListener.listen(o.numQps);
         } catch (RuntimeException e) {
-            listener.close();
+            testListener.close();
+            testListener = null;
             throw t.exit("Failed to create RDMA CM connection.", 1);
         }
+    }
+
+    private void acceptTestQps() throws Perftest.Exit {
         try {
             int i = 0;
             while (i < o.numQps) {
@@ -292,7 +304,8 @@ final class CmRun implements AutoCloseable {
                 t.createQp(i++, qp);
             }
         } finally {
-            listener.close();
+            testListener.close();
+            testListener = null;
         }
     }
 
@@ -325,6 +338,9 @@ final class CmRun implements AutoCloseable {
 
     @Override
     public void close() {
+        if (testListener != null) {
+            Perftest.closeQuietly(testListener);
+        }
         for (CmId id : testIds) {
             Perftest.closeQuietly(id);
         }

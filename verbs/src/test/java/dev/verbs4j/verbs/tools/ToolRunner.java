@@ -82,9 +82,15 @@ public final class ToolRunner {
                 try {
                     rc = status.get(limit.toMillis(), TimeUnit.MILLISECONDS);
                 } catch (TimeoutException e) {
+                    // where the side was stuck, for the report
+                    StringBuilder where = new StringBuilder();
+                    for (StackTraceElement f : t.getStackTrace()) {
+                        where.append("\n    at ").append(f);
+                    }
                     stop();
                     throw new AssertionError(who + " (" + String.join(" ", args) + ") did not finish in " + limit
-                            + "; so far: " + out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8));
+                            + "; so far: " + out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8)
+                            + "\n  its thread was" + where);
                 }
                 return new Run(who, rc, lines(out.toString(StandardCharsets.UTF_8)), lines(err.toString(StandardCharsets.UTF_8)));
             }
