@@ -555,6 +555,74 @@ public final class Vipl {
         }
     }
 
+    /**
+     * VipSendNotify (§9.6.9): calls {@code handler} once with the next completed descriptor of the
+     * send queue, dequeued. When the head is already done the handler runs at once on this thread;
+     * otherwise a notification thread waits for it, and destroying the VI first cancels it (the
+     * handler is never called). One-shot: call again for the next descriptor.
+     *
+     * <p>D19 (a Wait and a Notify outstanding on one queue, which the specification leaves open):
+     * they are served in turn, each taking one descriptor, in the order the completions find them;
+     * neither is refused. Several Notify calls outstanding are served the same way.
+     *
+     * @return SUCCESS, INVALID_PARAMETER (a bad VI handle or a null handler), ERROR_RESOURCE (the
+     *         queue is attached to a CQ: use VipCQNotify)
+     */
+    public static VipReturn sendNotify(VipVi vi, Object context, VipNotifyHandler handler) {
+        if (bad(vi) || handler == null) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        if (vi.sendCq != null) {
+            return VipReturn.ERROR_RESOURCE;
+        }
+        return vi.send.notify(context, handler);
+    }
+
+    /** VipRecvNotify (§9.6.10): as {@link #sendNotify} for the receive queue (D19 applies). */
+    public static VipReturn recvNotify(VipVi vi, Object context, VipNotifyHandler handler) {
+        if (bad(vi) || handler == null) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        if (vi.recvCq != null) {
+            return VipReturn.ERROR_RESOURCE;
+        }
+        return vi.recv.notify(context, handler);
+    }
+
+    /**
+     * VipCQNotify (§9.6.11): calls {@code handler} once with the next entry of the CQ, taken from
+     * it (the consumer still dequeues the descriptor with VipSendDone/VipRecvDone). An entry already
+     * there is handed over at once on this thread; otherwise a notification thread waits, and
+     * VipDestroyCQ first cancels it. Outstanding VipCQWait and VipCQNotify calls take entries in
+     * turn (D19).
+     *
+     * @return SUCCESS, INVALID_PARAMETER (a bad CQ handle or a null handler)
+     */
+    public static VipReturn cqNotify(VipCq cq, Object context, VipCqNotifyHandler handler) {
+        if (cq == null || cq.destroyed || handler == null) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        VipCqEntry now = new VipCqEntry();
+        boolean taken;
+        synchronized (cq.nic.lock) {
+            if (cq.destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+            taken = cq.take(now);
+        }
+        if (taken) {
+            Notifications.deliver(handler, context, cq, now);
+            return VipReturn.SUCCESS;
+        }
+        Notifications.start(cq.nic, () -> {
+            VipCqEntry later = new VipCqEntry();
+            if (cqWait(cq, INFINITE, later) == VipReturn.SUCCESS) {
+                Notifications.deliver(handler, context, cq, later);
+            }
+        });
+        return VipReturn.SUCCESS;
+    }
+
     // ===== §9.7 completion queues =====
 
     /**

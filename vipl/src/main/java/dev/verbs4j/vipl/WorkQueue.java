@@ -197,6 +197,26 @@ final class WorkQueue {
         }
     }
 
+    /**
+     * VipSendNotify/VipRecvNotify on a queue without a CQ: the head at once when it is done,
+     * otherwise a notification thread that waits for the next one; it ends without calling the
+     * handler when the VI is destroyed first.
+     */
+    VipReturn notify(Object context, VipNotifyHandler handler) {
+        VipDescriptor now = VipDescriptor.empty();
+        if (done(now) == VipReturn.SUCCESS) {
+            Notifications.deliver(handler, context, vi, now);
+            return VipReturn.SUCCESS;
+        }
+        Notifications.start(vi.nic, () -> {
+            VipDescriptor later = VipDescriptor.empty();
+            if (await(Vipl.INFINITE, later) == VipReturn.SUCCESS) {
+                Notifications.deliver(handler, context, vi, later);
+            }
+        });
+        return VipReturn.SUCCESS;
+    }
+
     void close() {
         if (hiddenChannel != null) {
             ibvCq.close();

@@ -32,6 +32,9 @@ class NullHandleTest {
         assertThat(Vipl.recvWait(null, 10, out)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.cqDone(null, entry)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.cqWait(null, 10, entry)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.sendNotify(null, "c", (ctx, nic, vi, d) -> { })).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.recvNotify(null, "c", (ctx, nic, vi, d) -> { })).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.cqNotify(null, "c", (ctx, nic, vi, recv) -> { })).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.connectAccept(null, null)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.connectReject(null)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.connectRequest(null, a, a, 10)).isEqualTo(VipReturn.INVALID_PARAMETER);

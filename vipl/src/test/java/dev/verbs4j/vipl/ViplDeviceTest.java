@@ -12,11 +12,14 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -138,6 +141,115 @@ class ViplDeviceTest {
             }
             assertThat(Vipl.destroyVi(vi)).isEqualTo(VipReturn.SUCCESS);
         }
+    }
+
+    /** One handler call of a Notify function, with the thread it ran on. */
+    record Call(Object context, VipNic nic, VipVi vi, VipDescriptor descriptor, Boolean recvQueue, Thread thread) {
+    }
+
+    /**
+     * §12 tests 27 to 30 (§9.6.9–11): Notify is one-shot and hands over the descriptor dequeued
+     * (27); a head already complete is handed over at once, on the calling thread (28); DestroyVi
+     * and DestroyCQ cancel pending notifications, whose handlers never run (29); a null handler is
+     * INVALID_PARAMETER (30). Also: Send/RecvNotify on a CQ-attached queue is ERROR_RESOURCE, and
+     * VipCQNotify hands over the entry while the descriptor stays for VipRecvDone.
+     */
+    @Test
+    void tests27to30Notify() throws Exception {
+        VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
+        BlockingQueue<Call> calls = new LinkedBlockingQueue<>();
+        VipNotifyHandler onDescriptor = (ctx, nic, vi, d) -> calls.add(new Call(ctx, nic, vi, d, null, Thread.currentThread()));
+        VipCqNotifyHandler onEntry = (ctx, nic, vi, recv) -> calls.add(new Call(ctx, nic, vi, null, recv, Thread.currentThread()));
+
+        // 30: a null handler
+        VipCq cancelledCq = Vipl.createCQ(b.nic, 16);
+        assertThat(Vipl.sendNotify(c, "x", null)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.recvNotify(c, "x", null)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.cqNotify(cancelledCq, "x", null)).isEqualTo(VipReturn.INVALID_PARAMETER);
+
+        // 29: pending notifications, then DestroyVi and DestroyCQ: no handler ever runs
+        VipVi idle = Vipl.createVi(b.nic, rd(b), null, null);
+        assertThat(Vipl.recvNotify(idle, "cancelled", onDescriptor)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.sendNotify(idle, "cancelled", onDescriptor)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.cqNotify(cancelledCq, "cancelled", onEntry)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.destroyVi(idle)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.destroyCQ(cancelledCq)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.recvNotify(idle, "x", onDescriptor)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.cqNotify(cancelledCq, "x", onEntry)).isEqualTo(VipReturn.INVALID_PARAMETER);
+
+        connect(c, s, new byte[]{'n', 't', 'f', 'y'});
+        VipDescriptor r1 = b.desc(40).sendReceive(0).addData(b.data.asSlice(0, 64), b.dataH);
+        VipDescriptor r2 = b.desc(41).sendReceive(0).addData(b.data.asSlice(64, 64), b.dataH);
+        assertThat(Vipl.postRecv(s, r1, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.postRecv(s, r2, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        // 27: one notification for two sends, on a library thread, with the first send dequeued
+        assertThat(Vipl.sendNotify(c, "ctx27", onDescriptor)).isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor s1 = a.desc(40).sendReceive(0).addData(a.data.asSlice(0, 16), a.dataH);
+        VipDescriptor s2 = a.desc(41).sendReceive(0).addData(a.data.asSlice(16, 16), a.dataH);
+        assertThat(Vipl.postSend(c, s1, a.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.postSend(c, s2, a.descH)).isEqualTo(VipReturn.SUCCESS);
+        Call first = calls.poll(WAIT, TimeUnit.MILLISECONDS);
+        assertThat(first).isNotNull();
+        assertThat(first.context()).isEqualTo("ctx27");
+        assertThat(first.nic()).isSameAs(a.nic);
+        assertThat(first.vi()).isSameAs(c);
+        assertThat(first.descriptor().address()).isEqualTo(s1.address());
+        assertThat(first.descriptor().status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
+        assertThat(first.thread()).isNotSameAs(Thread.currentThread());
+        // the receive side by RecvNotify: both receives, one call each
+        assertThat(Vipl.recvNotify(s, "r", onDescriptor)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(calls.poll(WAIT, TimeUnit.MILLISECONDS).descriptor().address()).isEqualTo(r1.address());
+        assertThat(Vipl.recvNotify(s, "r", onDescriptor)).isEqualTo(VipReturn.SUCCESS);
+        Call r = calls.poll(WAIT, TimeUnit.MILLISECONDS);
+        assertThat(r.descriptor().address()).isEqualTo(r2.address());
+        assertThat(r.descriptor().length()).isEqualTo(16);
+        VipDescriptor out = VipDescriptor.empty();
+        assertThat(Vipl.recvDone(s, out)).isEqualTo(VipReturn.NOT_DONE);
+        // the second send completes (written back by a poll that dequeues nothing), and no call follows: one-shot
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT);
+        while (!s2.isDone() && System.nanoTime() < until) {
+            a.nic.poll(c.send.ibvCq);
+            Thread.sleep(5);
+        }
+        assertThat(s2.isDone()).isTrue();
+        assertThat(calls.poll(300, TimeUnit.MILLISECONDS)).as("one-shot: no second call").isNull();
+        // 28: the head is done already: handed over at once, on this thread, and dequeued
+        assertThat(Vipl.sendNotify(c, "ctx28", onDescriptor)).isEqualTo(VipReturn.SUCCESS);
+        Call second = calls.poll();
+        assertThat(second).isNotNull();
+        assertThat(second.context()).isEqualTo("ctx28");
+        assertThat(second.thread()).isSameAs(Thread.currentThread());
+        assertThat(second.descriptor().address()).isEqualTo(s2.address());
+        assertThat(Vipl.sendDone(c, out)).isEqualTo(VipReturn.NOT_DONE);
+        teardown(c, s);
+
+        // VipCQNotify: the entry is handed over, the descriptor stays queued; Recv/SendNotify on a CQ-attached queue refused
+        VipCq cq = Vipl.createCQ(b.nic, 16);
+        VipVi c2 = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi s3 = Vipl.createVi(b.nic, rd(b), null, cq);
+        assertThat(Vipl.recvNotify(s3, "x", onDescriptor)).isEqualTo(VipReturn.ERROR_RESOURCE);
+        connect(c2, s3, new byte[]{'c', 'q', 'n'});
+        VipDescriptor r3 = b.desc(42).sendReceive(0).addData(b.data.asSlice(0, 64), b.dataH);
+        assertThat(Vipl.postRecv(s3, r3, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.cqNotify(cq, "cq", onEntry)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.postSend(c2, a.desc(42).sendReceive(0).addData(a.data.asSlice(0, 8), a.dataH), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        Call entry = calls.poll(WAIT, TimeUnit.MILLISECONDS);
+        assertThat(entry).isNotNull();
+        assertThat(entry.context()).isEqualTo("cq");
+        assertThat(entry.nic()).isSameAs(b.nic);
+        assertThat(entry.vi()).isSameAs(s3);
+        assertThat(entry.recvQueue()).isTrue();
+        assertThat(entry.thread()).isNotSameAs(Thread.currentThread());
+        assertThat(Vipl.recvDone(s3, out)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(out.address()).isEqualTo(r3.address());
+        sent(c2);
+        assertThat(calls).isEmpty();
+        teardown(c2, s3);
+        assertThat(Vipl.destroyCQ(cq)).isEqualTo(VipReturn.SUCCESS);
+        Thread.sleep(200);
+        assertThat(calls).as("no cancelled handler ran").isEmpty();
     }
 
     /** §12 test 43 (§9.10.4): consistent NIC attributes; MaxSegmentsPerDesc below 252 is the documented deviation D11. */

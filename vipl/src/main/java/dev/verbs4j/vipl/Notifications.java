@@ -1,0 +1,34 @@
+package dev.verbs4j.vipl;
+
+/**
+ * Where the Notify functions' handlers run (§9.6.9–11): a pending notification is one daemon
+ * thread that waits as the Wait functions do and calls the handler once; a handler's exception is
+ * logged, never propagated into the library.
+ */
+final class Notifications {
+
+    private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
+
+    private Notifications() {
+    }
+
+    static void start(VipNic nic, Runnable wait) {
+        Thread.ofPlatform().daemon().name("VIPL notify " + nic.name()).start(wait);
+    }
+
+    static void deliver(VipNotifyHandler handler, Object context, VipVi vi, VipDescriptor d) {
+        try {
+            handler.handle(context, vi.nic, vi, d);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "VIPL notify handler threw", e);
+        }
+    }
+
+    static void deliver(VipCqNotifyHandler handler, Object context, VipCq cq, VipCqEntry e) {
+        try {
+            handler.handle(context, cq.nic, e.vi(), e.recvQueue());
+        } catch (RuntimeException ex) {
+            LOG.log(System.Logger.Level.WARNING, "VIPL CQ notify handler threw", ex);
+        }
+    }
+}
