@@ -9,28 +9,42 @@ import java.lang.foreign.MemorySegment;
  * verbs memory region whose key is the 32-bit handle value that descriptors carry. The memory
  * stays the application's; the registration (the verbs region) belongs to this object. {@link
  * #close()} is VipDeregisterMem.
+ *
+ * <p>The handle value is fixed at VipRegisterMem; VipSetMemAttributes may replace the verbs region
+ * behind it (D20), after which {@link #remoteKey()} is what a peer must put in its address segments.
  */
 public final class VipMemHandle implements AutoCloseable {
 
     final VipNic nic;
-    final MemoryRegion mr;
+    final int value;
+    MemoryRegion mr;
     final MemorySegment memory;
     VipMemAttributes attributes;
     boolean destroyed;
 
     VipMemHandle(VipNic nic, MemoryRegion mr, MemorySegment memory, VipMemAttributes attributes) {
         this.nic = nic;
+        this.value = mr.lkey();
         this.mr = mr;
         this.memory = memory;
         this.attributes = attributes;
     }
 
     /**
-     * The handle value: the region's local key, which is also its remote key on the providers this
-     * library runs on (registration checks it), so a peer puts it in an address segment.
+     * The handle value: the region's local key at registration, which is also its remote key on the
+     * providers this library runs on (registration checks it), so a peer puts it in an address
+     * segment. It stays the same for the life of the handle (D20).
      */
     public int value() {
-        return mr.lkey();
+        return value;
+    }
+
+    /**
+     * The key a peer must use for RDMA to this region now: the handle value, unless
+     * VipSetMemAttributes re-registered the region under new keys (D20).
+     */
+    public int remoteKey() {
+        return mr.rkey();
     }
 
     /** The registered memory. */
@@ -61,7 +75,7 @@ public final class VipMemHandle implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "VipMemHandle[0x" + Integer.toHexString(mr.lkey()) + " at 0x" + Long.toHexString(memory.address()) + "+"
+        return "VipMemHandle[0x" + Integer.toHexString(value) + " at 0x" + Long.toHexString(memory.address()) + "+"
                 + memory.byteSize() + (destroyed ? ", deregistered]" : "]");
     }
 }

@@ -32,6 +32,8 @@ import java.time.Duration;
  */
 public final class Vipl {
 
+    private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
+
     /** {@code VIP_INFINITE}. */
     public static final long INFINITE = 0xFFFF_FFFFL;
     /** The provider version VipQueryNic reports. */
@@ -415,6 +417,80 @@ public final class Vipl {
             handle.mr.close();
             return VipReturn.SUCCESS;
         }
+    }
+
+    /**
+     * VipSetMemAttributes (§9.8.4): gives the region at {@code address} (its base) a new protection
+     * tag and RDMA enables. Changing it while a transfer uses the region is undefined (§9.8.4): the
+     * old registration is gone when this returns.
+     *
+     * <p>D20 (the handle must stay valid while verbs may change the keys): the handle value stays
+     * what VipRegisterMem returned, an indirection to the current verbs region, so descriptors keep
+     * working unchanged. New RDMA enables under the same tag change the registration in place
+     * ({@code ibv_rereg_mr}, keys kept where the provider keeps them; when remote access is
+     * enabled and the provider gives no usable remote key that way, a new registration); a new tag registers the
+     * memory again under the tag's protection domain, with new keys. Peers then need {@link
+     * VipMemHandle#remoteKey()} for RDMA to the region. A provider that refuses the new
+     * registration leaves the region as it was and gives ERROR_RESOURCE.
+     *
+     * @return SUCCESS, INVALID_PARAMETER (bad NIC or handle, an address that is not the region's
+     *         base, no attributes), INVALID_PTAG (a tag destroyed or of another NIC), ERROR_RESOURCE
+     */
+    public static VipReturn setMemAttributes(VipNic nic, long address, VipMemHandle handle, VipMemAttributes attributes) {
+        if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address
+                || attributes == null) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        if (attributes.ptag() == null || !attributes.ptag().usableOn(nic)) {
+            return VipReturn.INVALID_PTAG;
+        }
+        int access = Access.LOCAL_WRITE | (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0)
+                | (attributes.enableRdmaRead() ? Access.REMOTE_READ : 0);
+        synchronized (nic.lock) {
+            if (handle.destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+            VipPtag old = handle.attributes.ptag();
+            if (old == attributes.ptag()) {
+                if (access != handle.mr.access()) {
+                    try {
+                        handle.mr.reregister(access);
+                    } catch (RuntimeException e) {
+                        LOG.log(System.Logger.Level.DEBUG, "VipSetMemAttributes: ibv_rereg_mr refused, registering again", e);
+                        return replaceRegistration(handle, attributes, access);
+                    }
+                    if ((access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) != 0 && handle.mr.rkey() != handle.mr.lkey()) {
+                        // Soft-RoCE keeps the remote key of a region registered without remote
+                        // access at 0 through ibv_rereg_mr: such a region needs a new registration
+                        return replaceRegistration(handle, attributes, access);
+                    }
+                }
+                handle.attributes = attributes;
+                return VipReturn.SUCCESS;
+            }
+            return replaceRegistration(handle, attributes, access);
+        }
+    }
+
+    /** Registers the handle's memory under {@code attributes} and drops the old registration. Under the lock. */
+    private static VipReturn replaceRegistration(VipMemHandle handle, VipMemAttributes attributes, int access) {
+        MemoryRegion mr;
+        try {
+            mr = attributes.ptag().pd.register(handle.memory, access);
+        } catch (RuntimeException e) {
+            return VipReturn.ERROR_RESOURCE;
+        }
+        if ((access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) != 0 && mr.rkey() != mr.lkey()) {
+            mr.close();
+            return VipReturn.ERROR_RESOURCE;
+        }
+        MemoryRegion previous = handle.mr;
+        handle.attributes.ptag().users.remove(handle);
+        attributes.ptag().users.add(handle);
+        handle.mr = mr;
+        handle.attributes = attributes;
+        previous.close();
+        return VipReturn.SUCCESS;
     }
 
     /** VipQueryMem (§9.8.5). @throws VipException INVALID_PARAMETER for a bad NIC, handle or address */

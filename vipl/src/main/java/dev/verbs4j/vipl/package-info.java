@@ -61,9 +61,10 @@
  * {@link dev.verbs4j.vipl.Vipl#postSend}, D12 {@link dev.verbs4j.vipl.Vipl#setViAttributes}, D14
  * {@link dev.verbs4j.vipl.VipVi}, D15 {@link dev.verbs4j.vipl.Vipl#createVi}, D16 {@link
  * dev.verbs4j.vipl.Vipl#closeNic}, D17 {@link dev.verbs4j.vipl.Vipl#sendDone}, D18 {@link
- * dev.verbs4j.vipl.Vipl#createVi}, D19 {@link dev.verbs4j.vipl.Vipl#sendNotify}.
+ * dev.verbs4j.vipl.Vipl#createVi}, D19 {@link dev.verbs4j.vipl.Vipl#sendNotify}, D20 {@link
+ * dev.verbs4j.vipl.Vipl#setMemAttributes}.
  *
  * <h2>Not provided yet</h2>
- * VipSetMemAttributes, the peer-to-peer connection functions, the Unreliable level.
+ * The peer-to-peer connection functions, the Unreliable level.
  */
 package dev.verbs4j.vipl;

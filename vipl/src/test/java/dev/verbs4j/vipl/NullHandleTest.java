@@ -35,6 +35,7 @@ class NullHandleTest {
         assertThat(Vipl.sendNotify(null, "c", (ctx, nic, vi, d) -> { })).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.recvNotify(null, "c", (ctx, nic, vi, d) -> { })).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.cqNotify(null, "c", (ctx, nic, vi, recv) -> { })).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.setMemAttributes(null, 0, null, null)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.connectAccept(null, null)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.connectReject(null)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.connectRequest(null, a, a, 10)).isEqualTo(VipReturn.INVALID_PARAMETER);

@@ -252,6 +252,65 @@ class ViplDeviceTest {
         assertThat(calls).as("no cancelled handler ran").isEmpty();
     }
 
+    /**
+     * §12 test 39, the SetMemAttributes half (§9.8.4, D20): a region moved to another protection tag
+     * reads back the new attributes, keeps its handle value, is usable by VIs of the new tag and no
+     * longer of the old one, and frees the old tag; RDMA enables change in place; bad arguments give
+     * the specification's codes.
+     */
+    @Test
+    void test39SetMemAttributes() {
+        VipPtag other = Vipl.createPtag(a.nic);
+        MemorySegment mem = arena.allocate(4096, 4096);
+        VipMemHandle h = Vipl.registerMem(a.nic, mem, VipMemAttributes.of(other));
+        int value = h.value();
+        VipVi vi = Vipl.createVi(a.nic, rd(a), null, null);
+        VipDescriptor out = VipDescriptor.empty();
+        // the region is of another tag than the VI's: a send using it is a protection error
+        VipDescriptor d1 = a.desc(30).sendReceive(0).addData(mem.asSlice(0, 8), h);
+        assertThat(Vipl.postSend(vi, d1, a.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.sendDone(vi, out)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(out.status() & ~VipStatus.OP_MASK).as(VipStatus.describe(out.status()))
+                .isEqualTo(VipStatus.DONE | VipStatus.PROTECTION_ERROR);
+        // bad arguments
+        VipMemAttributes mine = new VipMemAttributes(a.ptag, true, true);
+        assertThat(Vipl.setMemAttributes(a.nic, mem.address() + 64, h, mine)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.setMemAttributes(a.nic, mem.address(), h, null)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.setMemAttributes(b.nic, mem.address(), h, mine)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.setMemAttributes(null, mem.address(), h, mine)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.setMemAttributes(a.nic, mem.address(), h, VipMemAttributes.of(b.ptag))).isEqualTo(VipReturn.INVALID_PTAG);
+        assertThat(Vipl.queryMem(a.nic, mem.address(), h)).isEqualTo(VipMemAttributes.of(other));
+        // 39: to the VI's tag, with RDMA enabled
+        assertThat(Vipl.setMemAttributes(a.nic, mem.address(), h, mine)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.queryMem(a.nic, mem.address(), h)).isEqualTo(mine);
+        assertThat(h.value()).isEqualTo(value);
+        assertThat(h.remoteKey()).isEqualTo(h.mr.lkey());
+        // the same descriptor now passes the checks (the VI is Idle: the send completes flushed, D10)
+        VipDescriptor d2 = a.desc(31).sendReceive(0).addData(mem.asSlice(0, 8), h);
+        assertThat(d2.segmentHandle(0)).isEqualTo(value);
+        assertThat(Vipl.postSend(vi, d2, a.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.sendDone(vi, out)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(out.status() & ~VipStatus.OP_MASK).as(VipStatus.describe(out.status()))
+                .isEqualTo(VipStatus.DONE | VipStatus.DESC_FLUSHED_ERROR);
+        // the old tag is free now
+        assertThat(Vipl.destroyPtag(a.nic, other)).isEqualTo(VipReturn.SUCCESS);
+        // RDMA enables off under the same tag: in place, the keys as they were on this provider
+        int key = h.remoteKey();
+        assertThat(Vipl.setMemAttributes(a.nic, mem.address(), h, VipMemAttributes.of(a.ptag))).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.queryMem(a.nic, mem.address(), h)).isEqualTo(VipMemAttributes.of(a.ptag));
+        int none = h.remoteKey();
+        // and on again: a usable remote key, the handle value unchanged
+        assertThat(Vipl.setMemAttributes(a.nic, mem.address(), h, new VipMemAttributes(a.ptag, true, false)))
+                .isEqualTo(VipReturn.SUCCESS);
+        assertThat(h.remoteKey()).isEqualTo(h.mr.lkey()).isNotZero();
+        assertThat(h.value()).isEqualTo(value);
+        System.out.printf("[vipl] SetMemAttributes: handle 0x%x; remote key 0x%x after a new tag, 0x%x with RDMA off,"
+                + " 0x%x with RDMA write on again%n", value, key, none, h.remoteKey());
+        assertThat(Vipl.destroyVi(vi)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.deregisterMem(a.nic, mem.address(), h)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.setMemAttributes(a.nic, mem.address(), h, mine)).isEqualTo(VipReturn.INVALID_PARAMETER);
+    }
+
     /** §12 test 43 (§9.10.4): consistent NIC attributes; MaxSegmentsPerDesc below 252 is the documented deviation D11. */
     @Test
     void test43QueryNic() {
