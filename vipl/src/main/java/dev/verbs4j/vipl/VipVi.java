@@ -45,6 +45,8 @@ public final class VipVi implements AutoCloseable {
     private final ReceiveRequests recvWr;
     volatile VipViState state = VipViState.IDLE;
     volatile VipViAttributes remoteAttributes;
+    /** The outcome of the VipConnectPeerRequest in progress or not yet collected, else null. */
+    volatile java.util.concurrent.CompletableFuture<VipReturn> peerConnect;
     private CmId id;
     private EventChannel channel;
     volatile boolean destroyed;

@@ -320,6 +320,158 @@ public final class Vipl {
     }
 
     /**
+     * VipConnectPeerRequest (later VIPL, §13): starts connecting the Idle VI {@code vi} to the peer
+     * VI that makes the mirror request (its local address is this call's remote one and the other
+     * way round) and returns at once; VipConnectPeerDone polls and VipConnectPeerWait waits for the
+     * outcome. On success the peer's attributes are {@link VipVi#remoteAttributes()}.
+     *
+     * <p>D21 (the matching, which the specification of later VIPL leaves to the provider): of the two
+     * addresses compared as bytes (host address, then discriminator), the lower one waits for the
+     * other's request as VipConnectWait does and accepts it if it comes from the peer's host (a
+     * request from elsewhere is rejected); the higher one sends VipConnectRequest, again every
+     * 50 ms while nobody listens yet. {@code timeoutMillis} bounds the whole attempt: TIMEOUT as
+     * the outcome when the peer did not come.
+     *
+     * @return SUCCESS when the attempt started; INVALID_PARAMETER (bad VI or addresses, both
+     *         addresses equal), INVALID_STATE (the VI is not Idle or has an attempt outstanding),
+     *         TIMEOUT for a timeout of 0 (D3)
+     */
+    public static VipReturn connectPeerRequest(VipVi vi, VipNetAddress localAddr, VipNetAddress remoteAddr, long timeoutMillis) {
+        if (bad(vi) || localAddr == null || remoteAddr == null || localAddr.inetAddress() == null
+                || remoteAddr.inetAddress() == null || badTimeout(timeoutMillis)
+                || remoteAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR
+                || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        int order = comparePeers(localAddr, remoteAddr);
+        if (order == 0) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        synchronized (vi.nic.lock) {
+            if (vi.state != VipViState.IDLE || vi.peerConnect != null) {
+                return VipReturn.INVALID_STATE;
+            }
+            if (timeoutMillis == 0) {
+                return VipReturn.TIMEOUT;
+            }
+            java.util.concurrent.CompletableFuture<VipReturn> outcome = new java.util.concurrent.CompletableFuture<>();
+            vi.peerConnect = outcome;
+            long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
+            Thread.ofPlatform().daemon().name("VIPL peer connect " + vi.nic.name).start(() -> {
+                VipReturn rc;
+                try {
+                    rc = order < 0 ? peerAccept(vi, localAddr, remoteAddr, deadline) : peerRequest(vi, localAddr, remoteAddr, deadline);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "VipConnectPeerRequest failed", e);
+                    rc = VipReturn.ERROR_RESOURCE;
+                }
+                outcome.complete(rc);
+            });
+            return VipReturn.SUCCESS;
+        }
+    }
+
+    /**
+     * VipConnectPeerDone (later VIPL, §13): the outcome of the VI's VipConnectPeerRequest once it
+     * is known (then the attempt is over), NOT_DONE while it is still under way.
+     *
+     * @return the outcome (SUCCESS, TIMEOUT, REJECT, NOT_REACHABLE, ...), NOT_DONE,
+     *         INVALID_PARAMETER (bad VI), INVALID_STATE (no attempt outstanding)
+     */
+    public static VipReturn connectPeerDone(VipVi vi) {
+        if (bad(vi)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        java.util.concurrent.CompletableFuture<VipReturn> outcome = vi.peerConnect;
+        if (outcome == null) {
+            return VipReturn.INVALID_STATE;
+        }
+        if (!outcome.isDone()) {
+            return VipReturn.NOT_DONE;
+        }
+        vi.peerConnect = null;
+        return outcome.join();
+    }
+
+    /**
+     * VipConnectPeerWait (later VIPL, §13): waits for the outcome of the VI's VipConnectPeerRequest
+     * (at most that request's timeout) and returns it, as {@link #connectPeerDone} would.
+     */
+    public static VipReturn connectPeerWait(VipVi vi) {
+        if (bad(vi)) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        java.util.concurrent.CompletableFuture<VipReturn> outcome = vi.peerConnect;
+        if (outcome == null) {
+            return VipReturn.INVALID_STATE;
+        }
+        VipReturn rc;
+        try {
+            rc = outcome.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return VipReturn.TIMEOUT;
+        } catch (java.util.concurrent.ExecutionException e) {
+            rc = VipReturn.ERROR_RESOURCE;
+        }
+        vi.peerConnect = null;
+        return rc;
+    }
+
+    /** Host address bytes, then discriminator bytes, unsigned; the shorter first on a common prefix. */
+    static int comparePeers(VipNetAddress x, VipNetAddress y) {
+        int c = java.util.Arrays.compareUnsigned(x.hostAddress(), y.hostAddress());
+        return c != 0 ? c : java.util.Arrays.compareUnsigned(x.discriminator(), y.discriminator());
+    }
+
+    private static long millisLeft(long deadline) {
+        if (deadline == Long.MAX_VALUE) {
+            return INFINITE;
+        }
+        return Math.max(0, (deadline - System.nanoTime()) / 1_000_000);
+    }
+
+    /** The lower peer: waits for the other's request and accepts it. */
+    private static VipReturn peerAccept(VipVi vi, VipNetAddress local, VipNetAddress remote, long deadline) {
+        while (true) {
+            long left = millisLeft(deadline);
+            if (left == 0) {
+                return VipReturn.TIMEOUT;
+            }
+            VipConnHandle h;
+            try {
+                h = connectWait(vi.nic, local, left);
+            } catch (VipException e) {
+                return e.code();
+            }
+            if (h.remoteAddress().inetAddress().equals(remote.inetAddress())) {
+                return connectAccept(h, vi);
+            }
+            connectReject(h);
+        }
+    }
+
+    /** The higher peer: requests until the other listens, within the deadline. */
+    private static VipReturn peerRequest(VipVi vi, VipNetAddress local, VipNetAddress remote, long deadline) {
+        while (true) {
+            long left = millisLeft(deadline);
+            if (left == 0) {
+                return VipReturn.TIMEOUT;
+            }
+            VipReturn rc = connectRequest(vi, local, remote, left);
+            if (rc != VipReturn.NOT_REACHABLE) {
+                return rc;
+            }
+            try {
+                Thread.sleep(Math.min(50, Math.max(1, millisLeft(deadline))));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return VipReturn.TIMEOUT;
+            }
+        }
+    }
+
+    /**
      * VipDisconnect (§9.4.5): aborts the connection; every descriptor still posted completes with
      * DESC_FLUSHED_ERROR and the VI is Idle (from Connected, Pending Connect, Error, or Idle, where
      * receives waiting for a connection are flushed too).

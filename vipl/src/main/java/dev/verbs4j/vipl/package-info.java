@@ -62,9 +62,9 @@
  * {@link dev.verbs4j.vipl.VipVi}, D15 {@link dev.verbs4j.vipl.Vipl#createVi}, D16 {@link
  * dev.verbs4j.vipl.Vipl#closeNic}, D17 {@link dev.verbs4j.vipl.Vipl#sendDone}, D18 {@link
  * dev.verbs4j.vipl.Vipl#createVi}, D19 {@link dev.verbs4j.vipl.Vipl#sendNotify}, D20 {@link
- * dev.verbs4j.vipl.Vipl#setMemAttributes}.
+ * dev.verbs4j.vipl.Vipl#setMemAttributes}, D21 {@link dev.verbs4j.vipl.Vipl#connectPeerRequest}.
  *
  * <h2>Not provided yet</h2>
- * The peer-to-peer connection functions, the Unreliable level.
+ * The Unreliable level.
  */
 package dev.verbs4j.vipl;

@@ -311,6 +311,66 @@ class ViplDeviceTest {
         assertThat(Vipl.setMemAttributes(a.nic, mem.address(), h, mine)).isEqualTo(VipReturn.INVALID_PARAMETER);
     }
 
+    /**
+     * Peer-to-peer connect of later VIPL (§13, D21): both VIs ask for each other; the lower address
+     * (host A) cannot finish before the higher one asks; both end Connected and carry a message; a
+     * peer that never comes gives TIMEOUT and leaves the VI Idle; misuse gives the documented codes.
+     */
+    @Test
+    void peerToPeerConnect() throws Exception {
+        VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
+        byte[] dc = {'p', '2', 'p', 'a'};
+        byte[] ds = {'p', '2', 'p', 'b'};
+        assertThat(Vipl.connectPeerDone(c)).isEqualTo(VipReturn.INVALID_STATE);
+        assertThat(Vipl.connectPeerRequest(c, a.addr(dc), a.addr(dc), WAIT)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.connectPeerRequest(c, a.addr(dc), b.addr(ds), 0)).isEqualTo(VipReturn.TIMEOUT);
+        assertThat(Vipl.connectPeerRequest(c, a.addr(dc), b.addr(ds), WAIT)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.connectPeerRequest(c, a.addr(dc), b.addr(ds), WAIT)).isEqualTo(VipReturn.INVALID_STATE);
+        Thread.sleep(200);
+        assertThat(Vipl.connectPeerDone(c)).as("host A waits for B's request").isEqualTo(VipReturn.NOT_DONE);
+        VipDescriptor r = b.desc(50).sendReceive(0).addData(b.data.asSlice(0, 64), b.dataH);
+        assertThat(Vipl.postRecv(s, r, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.connectPeerRequest(s, b.addr(ds), a.addr(dc), WAIT)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.connectPeerWait(s)).isEqualTo(VipReturn.SUCCESS);
+        VipReturn rc = VipReturn.NOT_DONE;
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT);
+        while (rc == VipReturn.NOT_DONE && System.nanoTime() < until) {
+            rc = Vipl.connectPeerDone(c);
+            Thread.sleep(5);
+        }
+        assertThat(rc).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.connectPeerDone(c)).as("the outcome was collected").isEqualTo(VipReturn.INVALID_STATE);
+        assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.CONNECTED);
+        assertThat(Vipl.queryVi(s).state()).isEqualTo(VipViState.CONNECTED);
+        assertThat(c.remoteAttributes().reliabilityLevel()).isEqualTo(VipReliabilityLevel.RELIABLE_DELIVERY);
+        a.data.asSlice(0, 24).fill((byte) 0x5a);
+        assertThat(Vipl.postSend(c, a.desc(50).sendReceive(0).addData(a.data.asSlice(0, 24), a.dataH), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor got = recv(s);
+        assertThat(got.address()).isEqualTo(r.address());
+        assertThat(got.length()).isEqualTo(24);
+        assertThat(b.data.get(ValueLayout.JAVA_BYTE, 23)).isEqualTo((byte) 0x5a);
+        sent(c);
+        teardown(c, s);
+
+        // nobody answers: TIMEOUT as the outcome, the VI Idle and usable again, for either role
+        VipVi lonely = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi lonelyHigh = Vipl.createVi(b.nic, rd(b), null, null);
+        long t0 = System.nanoTime();
+        assertThat(Vipl.connectPeerRequest(lonely, a.addr(new byte[]{'l', 'o'}), b.addr(new byte[]{'n', 'o'}), 500))
+                .isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.connectPeerRequest(lonelyHigh, b.addr(new byte[]{'h', 'i'}), a.addr(new byte[]{'n', 'o'}), 500))
+                .isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.connectPeerWait(lonely)).isEqualTo(VipReturn.TIMEOUT);
+        assertThat(Vipl.connectPeerWait(lonelyHigh)).isIn(VipReturn.TIMEOUT, VipReturn.NOT_REACHABLE);
+        assertThat(System.nanoTime() - t0).isLessThan(TimeUnit.SECONDS.toNanos(30));
+        assertThat(Vipl.queryVi(lonely).state()).isEqualTo(VipViState.IDLE);
+        assertThat(Vipl.queryVi(lonelyHigh).state()).isEqualTo(VipViState.IDLE);
+        assertThat(Vipl.destroyVi(lonely)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.destroyVi(lonelyHigh)).isEqualTo(VipReturn.SUCCESS);
+    }
+
     /** §12 test 43 (§9.10.4): consistent NIC attributes; MaxSegmentsPerDesc below 252 is the documented deviation D11. */
     @Test
     void test43QueryNic() {
