@@ -92,6 +92,12 @@ final class WorkQueue {
         VipReliabilityLevel level = vi.attributes.reliabilityLevel();
         int errors = CompletionMapping.errorBits(st, level, receive, p.op);
         VipDescriptor d = p.descriptor;
+        if ((errors & VipStatus.FORMAT_ERROR) != 0 && DescriptorCheck.protection(d, p, vi.nic, vi.attributes.ptag()) != 0) {
+            // the descriptor passed the checks when posted: a region it uses was deregistered (or
+            // moved to another tag) since, which is a protection error (§3.2.1), however the
+            // provider words it (rxe: a malformed work request)
+            errors = errors & ~VipStatus.FORMAT_ERROR | VipStatus.PROTECTION_ERROR;
+        }
         boolean remoteWrite = receive && errors == 0 && wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM;
         int status = VipStatus.DONE | errors | CompletionMapping.opBits(receive, p.op, remoteWrite);
         if (errors == 0) {

@@ -371,6 +371,56 @@ class ViplDeviceTest {
         assertThat(Vipl.destroyVi(lonelyHigh)).isEqualTo(VipReturn.SUCCESS);
     }
 
+    /**
+     * §12 test 35 (§6.3.1.2): a Send with QFENCE after an RDMA Read starts only after the Read
+     * completed: it carries the bytes the Read brought into its buffer. §12 test 36 (§3.2.1): a
+     * receive whose buffer region is deregistered while it is posted completes with
+     * PROTECTION_ERROR when the peer's data arrives, and the memory is not written.
+     */
+    @Test
+    void tests35and36FenceAndDeregistrationWhilePosted() throws Exception {
+        VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
+        connect(c, s, new byte[]{'f', 'e', 'n'});
+        // 35: read 4 KiB of 0x5c from B into a zeroed buffer, then send that buffer fenced
+        b.data.asSlice(300_000, 4096).fill((byte) 0x5c);
+        a.data.asSlice(500_000, 4096).fill((byte) 0);
+        b.data.asSlice(400_000, 4096).fill((byte) 0);
+        VipDescriptor r = b.desc(60).sendReceive(0).addData(b.data.asSlice(400_000, 4096), b.dataH);
+        assertThat(Vipl.postRecv(s, r, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.postSend(c, a.desc(60).rdma(VipControl.OP_RDMAREAD, 0, b.data.address() + 300_000, b.dataH.value())
+                .addData(a.data.asSlice(500_000, 4096), a.dataH), a.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.postSend(c, a.desc(61).sendReceive(VipControl.QFENCE).addData(a.data.asSlice(500_000, 4096), a.dataH),
+                a.descH)).isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor got = recv(s);
+        assertThat(got.status()).isEqualTo(VipStatus.DONE | VipStatus.OP_RECEIVE);
+        assertThat(got.length()).isEqualTo(4096);
+        for (int i = 0; i < 4096; i += 512) {
+            assertThat(b.data.get(ValueLayout.JAVA_BYTE, 400_000 + i)).as("byte %d", i).isEqualTo((byte) 0x5c);
+        }
+        assertThat(b.data.get(ValueLayout.JAVA_BYTE, 400_000 + 4095)).isEqualTo((byte) 0x5c);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_RDMA_READ);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
+
+        // 36: the receive's region is deregistered while the receive is posted
+        MemorySegment region = arena.allocate(4096, 4096);
+        VipMemHandle regionH = Vipl.registerMem(b.nic, region, VipMemAttributes.of(b.ptag));
+        VipDescriptor gone = b.desc(62).sendReceive(0).addData(region.asSlice(0, 64), regionH);
+        assertThat(Vipl.postRecv(s, gone, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.deregisterMem(b.nic, region.address(), regionH)).isEqualTo(VipReturn.SUCCESS);
+        a.data.asSlice(0, 64).fill((byte) 0x6d);
+        assertThat(Vipl.postSend(c, a.desc(62).sendReceive(0).addData(a.data.asSlice(0, 64), a.dataH), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        got = recv(s);
+        assertThat(got.address()).isEqualTo(gone.address());
+        assertThat(got.status() & VipStatus.ERROR_MASK).as(VipStatus.describe(got.status())).isEqualTo(VipStatus.PROTECTION_ERROR);
+        assertThat(region.get(ValueLayout.JAVA_BYTE, 0)).isZero();
+        // the sender learns that its send failed (Reliable Delivery: the connection is broken)
+        VipDescriptor d = sent(c);
+        assertThat(d.status() & VipStatus.ERROR_MASK).as(VipStatus.describe(d.status())).isNotZero();
+        teardown(c, s);
+    }
+
     /** §12 test 43 (§9.10.4): consistent NIC attributes; MaxSegmentsPerDesc below 252 is the documented deviation D11. */
     @Test
     void test43QueryNic() {
