@@ -253,6 +253,48 @@ public final class VipVi implements AutoCloseable {
             this.remoteAttributes = remote;
             state = VipViState.CONNECTED;
         }
+        watch(ch);
+    }
+
+    /**
+     * Watches the connection's event channel while the VI is connected: the peer's disconnect (or
+     * its process ending, or the device going away) puts a Connected VI in the Error state and
+     * reports the asynchronous CONN_LOST error (§9.9.1), so the consumer learns of it before its
+     * next data transfer (§5.4 only requires it by then). The watch ends when this side
+     * disconnects (the channel is closed) or the VI is destroyed.
+     */
+    private void watch(EventChannel ch) {
+        Thread.ofPlatform().daemon().name("VIPL connection " + nic.name).start(() -> {
+            while (true) {
+                CmEvent ev;
+                try {
+                    ev = ch.getEvent(Duration.ofSeconds(1));
+                } catch (RuntimeException closed) {
+                    return;
+                }
+                VipErrorDescriptor lost = null;
+                synchronized (nic.lock) {
+                    if (channel != ch || destroyed) {
+                        return;
+                    }
+                    if (ev == null) {
+                        continue;
+                    }
+                    CmEventType t = ev.type();
+                    if (t != CmEventType.DISCONNECTED && t != CmEventType.DEVICE_REMOVAL) {
+                        continue;
+                    }
+                    if (state == VipViState.CONNECTED) {
+                        enterError();
+                        lost = new VipErrorDescriptor(nic, this, null, 0, 0, VipResourceCode.VI, VipErrorCode.CONN_LOST);
+                    }
+                }
+                if (lost != null) {
+                    nic.report(lost);
+                }
+                return;
+            }
+        });
     }
 
     /** Back to Idle after a failed connect: the queue pair to RESET, waiting receives kept. */

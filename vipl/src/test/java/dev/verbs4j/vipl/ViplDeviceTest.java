@@ -421,6 +421,36 @@ class ViplDeviceTest {
         teardown(c, s);
     }
 
+    /**
+     * §12 test 44 (§9.9.1, §5.4): the peer's Disconnect reaches a connected VI as the asynchronous
+     * CONN_LOST error (ResourceCode VI, the VI and NIC named) and puts it in the Error state, where
+     * a send completes flushed; the side that disconnected reports nothing.
+     */
+    @Test
+    void test44ConnectionLostReachesTheErrorHandler() throws Exception {
+        VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
+        connect(c, s, new byte[]{'l', 'o', 's', 't'});
+        assertThat(Vipl.disconnect(s)).isEqualTo(VipReturn.SUCCESS);
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(WAIT);
+        while (a.errors.isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
+        assertThat(a.errors).singleElement().satisfies(e -> {
+            assertThat(e.errorCode()).isEqualTo(VipErrorCode.CONN_LOST);
+            assertThat(e.resourceCode()).isEqualTo(VipResourceCode.VI);
+            assertThat(e.vi()).isSameAs(c);
+            assertThat(e.nic()).isSameAs(a.nic);
+        });
+        assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.ERROR);
+        assertThat(Vipl.postSend(c, a.desc(70).sendReceive(0).addData(a.data.asSlice(0, 8), a.dataH), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor out = sent(c);
+        assertThat(out.status() & VipStatus.DESC_FLUSHED_ERROR).as(VipStatus.describe(out.status())).isNotZero();
+        assertThat(b.errors).isEmpty();
+        teardown(c, s);
+    }
+
     /** §12 test 43 (§9.10.4): consistent NIC attributes; MaxSegmentsPerDesc below 252 is the documented deviation D11. */
     @Test
     void test43QueryNic() {
