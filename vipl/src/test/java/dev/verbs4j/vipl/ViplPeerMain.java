@@ -40,6 +40,14 @@ final class ViplPeerMain {
             VipMemHandle noWriteH = Vipl.registerMem(nic, noWrite, VipMemAttributes.of(ptag));
             VipMemHandle descH = Vipl.registerMem(nic, descs, VipMemAttributes.of(ptag));
             data.asSlice(READ_AT, 64).fill((byte) READ_FILL);
+            // the NIC's listener for this address starts with the first ConnectWait: a poll
+            // (timeout 0) starts it before the client is told to come
+            try {
+                Vipl.connectWait(nic, VipNetAddress.of(address, REJECTED), 0);
+                check(false, "a request before LISTENING");
+            } catch (VipException e) {
+                check(e.code() == VipReturn.TIMEOUT, "listener up: " + e.code());
+            }
             System.out.println("LISTENING");
 
             // a request to reject
