@@ -531,8 +531,7 @@ public final class Vipl {
         if (attributes.ptag() == null || !attributes.ptag().usableOn(nic)) {
             throw fail(VipReturn.INVALID_PTAG, "VipRegisterMem", String.valueOf(attributes.ptag()));
         }
-        int access = Access.LOCAL_WRITE | (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0)
-                | (attributes.enableRdmaRead() ? Access.REMOTE_READ : 0);
+        int access = access(attributes);
         synchronized (nic.lock) {
             MemoryRegion mr;
             try {
@@ -596,8 +595,7 @@ public final class Vipl {
         if (attributes.ptag() == null || !attributes.ptag().usableOn(nic)) {
             return VipReturn.INVALID_PTAG;
         }
-        int access = Access.LOCAL_WRITE | (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0)
-                | (attributes.enableRdmaRead() ? Access.REMOTE_READ : 0);
+        int access = access(attributes);
         synchronized (nic.lock) {
             if (handle.destroyed) {
                 return VipReturn.INVALID_PARAMETER;
@@ -622,6 +620,12 @@ public final class Vipl {
             }
             return replaceRegistration(handle, attributes, access);
         }
+    }
+
+    /** The verbs access flags of a region with {@code attributes}. */
+    private static int access(VipMemAttributes attributes) {
+        return Access.LOCAL_WRITE | (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0)
+                | (attributes.enableRdmaRead() ? Access.REMOTE_READ : 0);
     }
 
     /** Registers the handle's memory under {@code attributes} and drops the old registration. Under the lock. */
