@@ -39,6 +39,7 @@ final class PerfOptions {
     static final int MIN_ITER = 5;
     static final int MAX_ITER = 100_000_000;
     static final String VERSION = "6.06";
+    static final String DEFAULT_JSON_FILE = "perftest_out.json";
 
     /** Status of -h and -V (perftest's mains return failure for both). */
     static final int HELP_EXIT = 1;
@@ -107,7 +108,8 @@ final class PerfOptions {
     boolean reportGbits;
     Output output = Output.FULL;
     boolean outJson;
-    String outJsonFile;
+    /** Where --out_json writes (perftest's default: in the working directory). */
+    String outJsonFile = DEFAULT_JSON_FILE;
     String sourceIp;
     double limitBw;
     double limitMsgRate;
@@ -397,10 +399,7 @@ final class PerfOptions {
                 }
             }
             case OUT_JSON -> outJson = true;
-            case OUT_JSON_FILE -> {
-                outJson = true;
-                outJsonFile = a;
-            }
+            case OUT_JSON_FILE -> outJsonFile = a; // only the name: --out_json turns the file on
             case SOURCE_IP -> sourceIp = a;
             case DONT_XCHG -> {
                 // as perftest 4.5: the version check then fails on both sides
@@ -428,7 +427,7 @@ final class PerfOptions {
             quietExit = true;
             return 1;
         }
-        if (cqModGiven && !all && size > 8192 && cqMod > 1) {
+        if (cqModGiven && !all && !events && size > 8192 && cqMod > 1) {
             out.print(PerfOutput.RESULT_LINE);
             out.print("Warning: Large message requested and CQ moderation enabled\n");
             out.print("Warning: It can lead to inaccurate results\n");
@@ -441,7 +440,7 @@ final class PerfOptions {
             if (kind != Kind.BW) {
                 return fatal(out, err, "Post list is supported in BW tests only");
             }
-            if (iters % postList != 0) {
+            if (duration == 0 && iters % postList != 0) {
                 return fatal(out, err, "Number of iterations must be a multiple of post list size");
             }
             if (!cqModGiven) {
@@ -452,8 +451,13 @@ final class PerfOptions {
                 return fatal(out, err, "Post list size must be a multiple of CQ moderation");
             }
         }
-        if (all && duration > 0) {
-            return fatal(out, err, "Duration mode currently doesn't support running on all sizes.");
+        if (duration > 0) {
+            if (events) {
+                return fatal(out, err, "Duration mode doesn't work with events.");
+            }
+            if (all) {
+                return fatal(out, err, "Duration mode currently doesn't support running on all sizes.");
+            }
         }
         if (output != Output.FULL) {
             if (kind == Kind.BW && output == Output.LATENCY) {
@@ -473,30 +477,20 @@ final class PerfOptions {
             quietExit = true;
             return 1;
         }
-        if (events) {
-            err.print(" " + program + ": -e (CQ events) is not supported by verbs4j yet\n");
-            return 1;
-        }
-        if (duration > 0) {
-            err.print(" " + program + ": -D (duration mode) is not supported by verbs4j yet\n");
-            return 1;
-        }
-        if (outJson) {
-            err.print(" " + program + ": --out_json is not supported by verbs4j yet\n");
-            return 1;
-        }
         if (all) {
             size = MAX_SIZE;
         }
+        // duration mode counts no iterations: the depths are not cut to -n
+        boolean counted = duration == 0;
         if (kind == Kind.LAT) {
             txDepth = 1;
         } else {
-            if (txDepth > iters) {
+            if (counted && txDepth > iters) {
                 txDepth = iters;
             }
         }
         if (verb == Verb.SEND) {
-            if (rxDepth > iters) {
+            if (counted && rxDepth > iters) {
                 rxDepth = iters;
             }
             if (!all && rxDepth % 2 == 1) {
@@ -504,7 +498,8 @@ final class PerfOptions {
             }
         }
         if (kind == Kind.BW) {
-            boolean forceOne = !cqModGiven && !all && size > 8192 && verb != Verb.ATOMIC;
+            // not with -e either: perftest keeps the moderation for events
+            boolean forceOne = !cqModGiven && !all && !events && size > 8192 && verb != Verb.ATOMIC;
             if (forceOne) {
                 cqMod = 1;
             }
