@@ -53,13 +53,13 @@ final class PerfOptions {
     private static final char DONT_XCHG = '\u0106';
     private static final char RETRY_COUNT = '\u0107';
 
-    private static final String SHORT = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:r:Q:A:l:D:T:L:aFezRhbNVCHUO"
+    private static final String SHORT = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:r:Q:A:l:D:f:T:L:X:aFezRhbNVCHUO"
             + REPORT_GBITS + OUTPUT + ":" + OUT_JSON + SOURCE_IP + ":" + OUT_JSON_FILE + ":" + DONT_XCHG
             + RETRY_COUNT + ":";
     private static final String[] LONG = {
         "limit_bw:w", "limit_msgrate:y", "port:p", "ib-dev:d", "ib-port:i", "mtu:m", "size:s", "iters:n",
         "tx-depth:t", "qp-timeout:u", "sl:S", "gid-index:x", "connection:c", "qp:q", "inline_size:I", "outs:o",
-        "rx-depth:r", "cq-mod:Q", "atomic_type:A", "post_list:l", "duration:D", "tos:T", "hop_limit:L", "all:a",
+        "rx-depth:r", "cq-mod:Q", "atomic_type:A", "post_list:l", "duration:D", "margin:f", "vector:X", "tos:T", "hop_limit:L", "all:a",
         "CPU-freq:F", "events:e", "com_rdma_cm:z", "rdma_cm:R", "help:h", "bidirectional:b", "noPeak:N",
         "version:V", "report-cycles:C", "report-histogram:H", "report-unsorted:U", "dualport:O",
         "report_gbits:" + REPORT_GBITS, "output:" + OUTPUT, "out_json:" + OUT_JSON, "source_ip:" + SOURCE_IP,
@@ -93,7 +93,13 @@ final class PerfOptions {
     boolean cqModGiven;
     AtomicType atomicType = AtomicType.FETCH_AND_ADD;
     int postList = 1;
+    /** Seconds of duration mode (-D); 0: iterations. */
     int duration;
+    /** Seconds left out at each end of the duration (-f); -1: a quarter of the duration. */
+    int margin = -1;
+    /** The completion vector of the -e queues (-X). */
+    int eqNum;
+    boolean eqNumGiven;
     int tos = -1;
     int hopLimit = 64;
     boolean all;
@@ -314,6 +320,24 @@ final class PerfOptions {
                     return 1;
                 }
             }
+            case 'f' -> {
+                Integer bad = number(a, "Margin", err, v -> margin = v);
+                if (bad != null) {
+                    return bad;
+                }
+                if (margin < 0) {
+                    err.print(" Margin must be non-negative\n");
+                    return 1;
+                }
+            }
+            case 'X' -> {
+                if (verb == Verb.WRITE) {
+                    err.print(" Events feature not available on WRITE verb\n");
+                    return 1;
+                }
+                eqNumGiven = true;
+                return range(a, "EQN", 0, 2048, err, v -> eqNum = v);
+            }
             case 'T' -> {
                 return range(a, "TOS", 0, 255, err, v -> tos = v);
             }
@@ -477,6 +501,18 @@ final class PerfOptions {
             quietExit = true;
             return 1;
         }
+        if (duration > 0 && margin == -1) {
+            margin = duration / 4;
+        }
+        // perftest's duration defaults to 5 s even when -D is not given
+        if (!((duration > 0 ? duration : 5) > 2 * margin)) {
+            return fatal(out, err, "please check that DURATION > 2*MARGIN");
+        }
+        if (!events && eqNumGiven) {
+            err.print(" Events must be enabled to select a completion vector\n");
+            quietExit = true;
+            return 1;
+        }
         if (all) {
             size = MAX_SIZE;
         }
@@ -498,8 +534,9 @@ final class PerfOptions {
             }
         }
         if (kind == Kind.BW) {
-            // not with -e either: perftest keeps the moderation for events
-            boolean forceOne = !cqModGiven && !all && !events && size > 8192 && verb != Verb.ATOMIC;
+            // not with -e either: perftest keeps the moderation for events; and perftest forces 1
+            // before it takes a post list's size as the moderation, so a post list wins
+            boolean forceOne = !cqModGiven && !all && !events && postList <= 1 && size > 8192 && verb != Verb.ATOMIC;
             if (forceOne) {
                 cqMod = 1;
             }

@@ -47,7 +47,7 @@ final class PerfOutput {
         }
         s.append(o.kind == PerfOptions.Kind.BW ? "BW " : "Latency ").append("Test\n");
         if (o.events) {
-            s.append(" Test with events. Using ").append(h.device()).append("_comp0\n");
+            s.append(" Test with events. Using ").append(h.device()).append("_comp").append(o.eqNum).append('\n');
         }
         s.append(" Dual-port       : OFF\t\tDevice         : ").append(h.device()).append('\n');
         s.append(" Number of qps   : ").append(o.numQps).append("\t\tTransport type : IB\n");
@@ -312,7 +312,7 @@ final class PerfOutput {
         }
         s.append("Test,\n");
         if (o.events) {
-            s.append("Test with events: Using_").append(h.device()).append("_comp0,\n");
+            s.append("Test with events: Using_").append(h.device()).append("_comp").append(o.eqNum).append(",\n");
         }
         s.append("Dual_port: OFF,\nDevice: \"").append(h.device()).append("\",\n");
         s.append("Number_of_qps: ").append(o.numQps).append(",\nTransport_type: IB,\n");

@@ -83,8 +83,8 @@ final class Perftest {
         final long sampleEnd;
         final long end;
 
-        Phases(int durationSeconds, long now) {
-            long margin = durationSeconds / 4 * 1_000_000_000L;
+        Phases(int durationSeconds, int marginSeconds, long now) {
+            long margin = marginSeconds * 1_000_000_000L;
             sampleStart = now + margin;
             sampleEnd = sampleStart + (durationSeconds * 1_000_000_000L - 2 * margin);
             end = sampleEnd + margin;
@@ -280,6 +280,15 @@ final class Perftest {
     }
 
     private void readPort() throws Exit {
+        if (o.events) {
+            // as perftest: a vector equal to the count passes here (and fails at the CQ)
+            int vectors = context.numCompVectors();
+            if (o.eqNum > vectors) {
+                err.print(" Completion vector specified is invalid\n");
+                err.print(" Max completion vector = " + (vectors - 1) + "\n");
+                throw new Exit(1);
+            }
+        }
         try {
             port = context.queryPort(o.ibPort);
         } catch (RuntimeException e) {
@@ -420,8 +429,8 @@ final class Perftest {
             }
         }
         try {
-            sendCq = context.createCompletionQueue(Math.max(1, o.txDepth * o.numQps), events, 0);
-            recvCq = o.verb == Verb.SEND ? context.createCompletionQueue(Math.max(1, o.rxDepth * o.numQps), events, 0)
+            sendCq = context.createCompletionQueue(Math.max(1, o.txDepth * o.numQps), events, o.eqNum);
+            recvCq = o.verb == Verb.SEND ? context.createCompletionQueue(Math.max(1, o.rxDepth * o.numQps), events, o.eqNum)
                     : sendCq;
         } catch (RuntimeException e) {
             throw exit("Couldn't create CQ", 1);
@@ -785,7 +794,7 @@ final class Perftest {
                 }
                 long now = System.nanoTime();
                 if (phases == null) {
-                    phases = new Phases(o.duration, now);
+                    phases = new Phases(o.duration, o.margin, now);
                 }
                 for (int w = 0; w < ne; w++) {
                     check(wcs.get(w), true, rcnt, 0);
@@ -867,7 +876,7 @@ final class Perftest {
                 .rdma(rem[0].vaddr(), rem[0].rkey());
         long pollAt = remoteOffset(0) + size - 1;
         long postAt = localOffset(0) + size - 1;
-        Phases phases = new Phases(o.duration, System.nanoTime());
+        Phases phases = new Phases(o.duration, o.margin, System.nanoTime());
         long counted = 0;
         int scnt = 0;
         int rcnt = 0;
@@ -920,7 +929,7 @@ final class Perftest {
             }
             if (o.duration > 0) {
                 // one operation at a time until the clock ends; those completed in the window count
-                Phases phases = new Phases(o.duration, System.nanoTime());
+                Phases phases = new Phases(o.duration, o.margin, System.nanoTime());
                 long counted = 0;
                 for (int scnt = 0; !phases.over(System.nanoTime()); scnt++) {
                     post(0, 1, scnt);
@@ -1185,7 +1194,7 @@ final class Perftest {
         long[] ccnt = new long[q];
         long counted = 0;
         boolean started = client() || !alsoReceive;
-        Phases phases = started ? new Phases(o.duration, System.nanoTime()) : null;
+        Phases phases = started ? new Phases(o.duration, o.margin, System.nanoTime()) : null;
         int idle = 0;
         while (phases == null || !phases.over(System.nanoTime())) {
             if (started) {
@@ -1215,7 +1224,7 @@ final class Perftest {
                 int nr = poll(recvCq);
                 now = System.nanoTime();
                 if (nr > 0 && phases == null) {
-                    phases = new Phases(o.duration, now);
+                    phases = new Phases(o.duration, o.margin, now);
                     started = true;
                 }
                 for (int w = 0; w < nr; w++) {
@@ -1308,7 +1317,7 @@ final class Perftest {
             }
             long now = System.nanoTime();
             if (phases == null) {
-                phases = new Phases(o.duration, now);
+                phases = new Phases(o.duration, o.margin, now);
             }
             for (int w = 0; w < ne; w++) {
                 WorkCompletion wc = wcs.get(w);

@@ -41,7 +41,9 @@ final class Usage {
         s.append("  -D, --duration=<seconds>  Run for this many seconds instead of iterations (a quarter at each end unmeasured)\n");
         if (v != PerfOptions.Verb.WRITE) {
             s.append("  -e, --events  Sleep on completion events instead of polling\n");
+            s.append("  -X, --vector=<completion vector>  Completion vector of the queues with -e (default 0)\n");
         }
+        s.append("  -f, --margin=<seconds>  Unmeasured seconds at each end of -D (default: a quarter)\n");
         s.append("  -F, --CPU-freq  Accepted for compatibility (time comes from System.nanoTime)\n");
         s.append("  -h, --help  This text\n");
         if (!bw) {
