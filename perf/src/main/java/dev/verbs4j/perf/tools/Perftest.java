@@ -72,10 +72,10 @@ final class Perftest {
     private static final Duration EVENT_SLICE = Duration.ofMillis(200);
 
     /**
-     * The clock of duration mode ({@code -D}), perftest's alarm states by the time: a warm-up of a
-     * quarter of the duration (whole seconds, rounded down), the sample window in which completions
-     * are counted, a closing quarter, the end. Each side runs its own clock; nothing about it goes
-     * over the wire.
+     * The clock of duration mode ({@code -D}), perftest's alarm states by the time: a warm-up
+     * margin ({@code -f}; by default a quarter of the duration in whole seconds, rounded down), the
+     * sample window in which completions are counted, the same margin again, the end. Each side
+     * runs its own clock; nothing about it goes over the wire.
      */
     static final class Phases {
 

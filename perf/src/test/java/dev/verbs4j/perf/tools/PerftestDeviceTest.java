@@ -109,7 +109,7 @@ class PerftestDeviceTest {
     // ---- completion events, duration mode, the JSON file ----
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "READ_BW"})
+    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "SEND_BW", "READ_LAT", "ATOMIC_BW"})
     @Timeout(300)
     void completionEvents(PerfTool tool) throws Exception {
         // -e: every side sleeps on its completion channel; the header names the channel
@@ -129,14 +129,16 @@ class PerftestDeviceTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @EnumSource(value = PerfTool.class, names = {"WRITE_LAT", "SEND_BW"})
+    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "WRITE_LAT", "SEND_BW", "READ_BW"})
     @Timeout(300)
     void durationMode(PerfTool tool) throws Exception {
-        // -D 2: no margin (a quarter of 2 s is 0 whole seconds), two seconds sampled on each side
-        List<String> opts = List.of("-D", "2");
+        // -D 2: no margin (a quarter of 2 s is 0 whole seconds), two seconds sampled on each side;
+        // the latency tool with a margin of its own: 1 s left out at each end of 3, 1 s sampled
+        List<String> opts = tool.bw ? List.of("-D", "2") : List.of("-D", "3", "-f", "1");
+        double sampled = tool.bw ? 2 : 1;
         List<Pair> pairs = threeWaysWithJson(tool, Topology.LOOPBACK, opts);
         for (Pair p : pairs) {
-            checkDuration(tool, p);
+            checkDuration(tool, p, sampled, false);
         }
         sameLayout(pairs.get(2).server(), pairs.get(1).server());
         sameLayout(pairs.get(1).client(), pairs.get(2).client());
@@ -240,7 +242,12 @@ class PerftestDeviceTest {
         for (String role : List.of("server", "client")) {
             Path c = Path.of(jsonFile(tool, false, role));
             Path j = Path.of(jsonFile(tool, true, role));
-            // every role of the tools tested here prints a row, and so writes the file
+            // a side that prints a row writes the file (all but the passive latency servers)
+            if (role.equals("server") && tool.passiveLatencyServer()) {
+                assertThat(c).as("C's JSON file").doesNotExist();
+                assertThat(j).as("Java's JSON file").doesNotExist();
+                continue;
+            }
             assertThat(c).as("C's JSON file").exists();
             assertThat(j).as("Java's JSON file").exists();
             List<String> jl = Files.readAllLines(j);
@@ -396,13 +403,21 @@ class PerftestDeviceTest {
      * one (each side's own count; with a C peer the Java numbers are still this side's own), rows
      * in perftest's formats with a positive count and consistent numbers.
      */
-    private static void checkDuration(PerfTool tool, Pair p) {
+    private static void checkDuration(PerfTool tool, Pair p, double sampled, boolean duplex) {
         String both = p.toString();
         assertThat(p.server().status()).as(both).isZero();
         assertThat(p.client().status()).as(both).isZero();
         for (Run r : List.of(p.server(), p.client())) {
-            boolean java = r == p.server() ? p.javaServer() : p.javaClient();
+            boolean server = r == p.server();
+            // the write/read/atomic bandwidth server prints the client's row
+            // with -b the RDMA tools print the sum of both sides (send_bw -b -D: each its own count)
+            boolean peerNumbers = duplex ? !tool.send() : server && tool.serverEchoesClient();
+            boolean java = (server ? p.javaServer() : p.javaClient()) && (!peerNumbers || (p.javaServer() && p.javaClient()));
             List<String> rows = rows(r);
+            if (server && tool.passiveLatencyServer()) {
+                assertThat(rows).as(both).isEmpty();
+                continue;
+            }
             assertThat(rows).as(both).hasSize(1);
             String row = rows.get(0);
             String[] f = row.strip().split("[ \t]+");
@@ -421,17 +436,20 @@ class PerftestDeviceTest {
                 assertThat(f).as(row).hasSize(4);
                 assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, LAT_DURATION_ROW, tool.defaultSize(),
                         iters, v[0], v[1]));
-                // t_avg is one way (half the round trip), tps counts round trips: 2 * t_avg * tps = 1 s
-                assertThat(2 * v[0] * v[1]).as(row).isCloseTo(1e6, within(0.02e6));
-                // two seconds sampled
-                assertThat(iters / v[1]).as(row).isCloseTo(2.0, within(0.05));
+                // t_avg is one way for send and write (half the round trip), tps counts round trips
+                int rtt = tool.passiveLatencyServer() ? 1 : 2;
+                assertThat(rtt * v[0] * v[1]).as(row).isCloseTo(1e6, within(0.02e6));
+                assertThat(iters / v[1]).as("seconds sampled: " + row).isCloseTo(sampled, within(0.05));
             } else {
                 assertThat(f).as(row).hasSize(5);
                 assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, BW_ROW, tool.defaultSize(), iters,
                         v[0], v[1], v[2]));
                 assertThat(v[0]).as("no peak in duration mode: " + row).isZero();
                 assertThat(v[2]).as(row).isPositive();
-                assertThat(iters / (v[2] * 1e6)).as("two seconds sampled: " + row).isCloseTo(2.0, within(0.05));
+                if (!(duplex && !tool.send())) {
+                    // (a sum of both sides' rates is not this side's count over its window)
+                    assertThat(iters / (v[2] * 1e6)).as("seconds sampled: " + row).isCloseTo(sampled, within(0.05));
+                }
                 double mbPerMpps = tool.defaultSize() * 1e6 / 1048576;
                 assertThat(v[1]).as(row).isCloseTo(v[2] * mbPerMpps, within(0.02 * v[1] + 0.5e-6 * mbPerMpps + 0.006));
             }
