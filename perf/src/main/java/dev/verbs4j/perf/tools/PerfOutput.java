@@ -288,9 +288,9 @@ final class PerfOutput {
     // ---- --out_json ----
 
     /**
-     * The text perftest writes with {@code --out_json} (as perftest 4.5-0.17, the first version to
-     * have the option, writes it: "key: value," lines in braces, not strict JSON): the test's
-     * description and then {@code results}.
+     * The text perftest writes with {@code --out_json}, as perftest 4.5-0.17 (the version these
+     * tools follow, which has the option already) writes it: "key: value," lines in braces, not
+     * strict JSON; the test's description and then {@code results}.
      */
     static String json(PerfOptions o, HeaderInfo h, String results) {
         StringBuilder s = new StringBuilder("{\n");

@@ -125,7 +125,18 @@ class PerftestDeviceTest {
             assertThat(p.server().out()).as(p.toString()).contains(" Test with events. Using " + where.server().device() + "_comp0");
             assertThat(p.client().out()).as(p.toString()).contains(" Test with events. Using " + where.client().device() + "_comp0");
         }
+        if (tool.bw) {
+            // perftest keeps the moderation of large messages with -e (ib_send_bw: 10, cut to -n; 1 when polling)
+            assertThat(lines(pairs.get(1).client(), " CQ Moderation")).as(pairs.get(1) + "\n" + pairs.get(2))
+                    .isEqualTo(lines(pairs.get(2).client(), " CQ Moderation")).hasSize(1);
+            assertThat(lines(pairs.get(2).server(), " CQ Moderation")).as(pairs.get(1) + "\n" + pairs.get(2))
+                    .isEqualTo(lines(pairs.get(1).server(), " CQ Moderation")).hasSize(1);
+        }
         sameJson(tool);
+    }
+
+    private static List<String> lines(Run r, String prefix) {
+        return r.out().stream().filter(l -> l.startsWith(prefix)).toList();
     }
 
     @ParameterizedTest(name = "{0}")
