@@ -59,7 +59,8 @@ final class PerfOptions {
     private static final String[] LONG = {
         "limit_bw:w", "limit_msgrate:y", "port:p", "ib-dev:d", "ib-port:i", "mtu:m", "size:s", "iters:n",
         "tx-depth:t", "qp-timeout:u", "sl:S", "gid-index:x", "connection:c", "qp:q", "inline_size:I", "outs:o",
-        "rx-depth:r", "cq-mod:Q", "atomic_type:A", "post_list:l", "duration:D", "margin:f", "vector:X", "tos:T", "hop_limit:L", "all:a",
+        "rx-depth:r", "cq-mod:Q", "atomic_type:A", "post_list:l", "duration:D", "margin:f", "vector:X", "tos:T",
+        "hop_limit:L", "all:a",
         "CPU-freq:F", "events:e", "com_rdma_cm:z", "rdma_cm:R", "help:h", "bidirectional:b", "noPeak:N",
         "version:V", "report-cycles:C", "report-histogram:H", "report-unsorted:U", "dualport:O",
         "report_gbits:" + REPORT_GBITS, "output:" + OUTPUT, "out_json:" + OUT_JSON, "source_ip:" + SOURCE_IP,

@@ -1087,19 +1087,7 @@ final class Perftest {
         long[] tcompleted = new long[n];
         int[] scnt = new int[q];
         int[] ccnt = new int[q];
-        for (int i = 0; i < q; i++) {
-            for (int k = 0; k < list; k++) {
-                SendRequest wr = sends[i].get(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
-                        .sge(mr, localOffset(i), (int) size);
-                switch (o.verb) {
-                    case SEND -> wr.opcode(Opcode.SEND);
-                    case WRITE -> wr.opcode(Opcode.RDMA_WRITE).rdma(rem[i].vaddr(), rem[i].rkey());
-                    case READ -> wr.opcode(Opcode.RDMA_READ).rdma(rem[i].vaddr(), rem[i].rkey());
-                    case ATOMIC -> atomic(wr, rem[i]);
-                }
-            }
-        }
-        int baseFlags = flags(size) & ~SendFlags.SIGNALED;
+        int baseFlags = prepareStream(size);
         int totScnt = 0;
         int totCcnt = 0;
         int rcnt = 0;
