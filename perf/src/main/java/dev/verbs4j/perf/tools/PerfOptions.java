@@ -39,6 +39,7 @@ final class PerfOptions {
     static final int MIN_ITER = 5;
     static final int MAX_ITER = 100_000_000;
     static final String VERSION = "6.06";
+    static final String DEFAULT_JSON_FILE = "perftest_out.json";
 
     /** Status of -h and -V (perftest's mains return failure for both). */
     static final int HELP_EXIT = 1;
@@ -52,13 +53,14 @@ final class PerfOptions {
     private static final char DONT_XCHG = '\u0106';
     private static final char RETRY_COUNT = '\u0107';
 
-    private static final String SHORT = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:r:Q:A:l:D:T:L:aFezRhbNVCHUO"
+    private static final String SHORT = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:r:Q:A:l:D:f:T:L:X:aFezRhbNVCHUO"
             + REPORT_GBITS + OUTPUT + ":" + OUT_JSON + SOURCE_IP + ":" + OUT_JSON_FILE + ":" + DONT_XCHG
             + RETRY_COUNT + ":";
     private static final String[] LONG = {
         "limit_bw:w", "limit_msgrate:y", "port:p", "ib-dev:d", "ib-port:i", "mtu:m", "size:s", "iters:n",
         "tx-depth:t", "qp-timeout:u", "sl:S", "gid-index:x", "connection:c", "qp:q", "inline_size:I", "outs:o",
-        "rx-depth:r", "cq-mod:Q", "atomic_type:A", "post_list:l", "duration:D", "tos:T", "hop_limit:L", "all:a",
+        "rx-depth:r", "cq-mod:Q", "atomic_type:A", "post_list:l", "duration:D", "margin:f", "vector:X", "tos:T",
+        "hop_limit:L", "all:a",
         "CPU-freq:F", "events:e", "com_rdma_cm:z", "rdma_cm:R", "help:h", "bidirectional:b", "noPeak:N",
         "version:V", "report-cycles:C", "report-histogram:H", "report-unsorted:U", "dualport:O",
         "report_gbits:" + REPORT_GBITS, "output:" + OUTPUT, "out_json:" + OUT_JSON, "source_ip:" + SOURCE_IP,
@@ -92,7 +94,13 @@ final class PerfOptions {
     boolean cqModGiven;
     AtomicType atomicType = AtomicType.FETCH_AND_ADD;
     int postList = 1;
+    /** Seconds of duration mode (-D); 0: iterations. */
     int duration;
+    /** Seconds left out at each end of the duration (-f); -1: a quarter of the duration. */
+    int margin = -1;
+    /** The completion vector of the -e queues (-X). */
+    int eqNum;
+    boolean eqNumGiven;
     int tos = -1;
     int hopLimit = 64;
     boolean all;
@@ -107,7 +115,8 @@ final class PerfOptions {
     boolean reportGbits;
     Output output = Output.FULL;
     boolean outJson;
-    String outJsonFile;
+    /** Where --out_json writes (perftest's default: in the working directory). */
+    String outJsonFile = DEFAULT_JSON_FILE;
     String sourceIp;
     double limitBw;
     double limitMsgRate;
@@ -312,6 +321,24 @@ final class PerfOptions {
                     return 1;
                 }
             }
+            case 'f' -> {
+                Integer bad = number(a, "Margin", err, v -> margin = v);
+                if (bad != null) {
+                    return bad;
+                }
+                if (margin < 0) {
+                    err.print(" Margin must be non-negative\n");
+                    return 1;
+                }
+            }
+            case 'X' -> {
+                if (verb == Verb.WRITE) {
+                    err.print(" Events feature not available on WRITE verb\n");
+                    return 1;
+                }
+                eqNumGiven = true;
+                return range(a, "EQN", 0, 2048, err, v -> eqNum = v);
+            }
             case 'T' -> {
                 return range(a, "TOS", 0, 255, err, v -> tos = v);
             }
@@ -397,10 +424,7 @@ final class PerfOptions {
                 }
             }
             case OUT_JSON -> outJson = true;
-            case OUT_JSON_FILE -> {
-                outJson = true;
-                outJsonFile = a;
-            }
+            case OUT_JSON_FILE -> outJsonFile = a; // only the name: --out_json turns the file on
             case SOURCE_IP -> sourceIp = a;
             case DONT_XCHG -> {
                 // as perftest 4.5: the version check then fails on both sides
@@ -428,7 +452,7 @@ final class PerfOptions {
             quietExit = true;
             return 1;
         }
-        if (cqModGiven && !all && size > 8192 && cqMod > 1) {
+        if (cqModGiven && !all && !events && size > 8192 && cqMod > 1) {
             out.print(PerfOutput.RESULT_LINE);
             out.print("Warning: Large message requested and CQ moderation enabled\n");
             out.print("Warning: It can lead to inaccurate results\n");
@@ -441,7 +465,7 @@ final class PerfOptions {
             if (kind != Kind.BW) {
                 return fatal(out, err, "Post list is supported in BW tests only");
             }
-            if (iters % postList != 0) {
+            if (duration == 0 && iters % postList != 0) {
                 return fatal(out, err, "Number of iterations must be a multiple of post list size");
             }
             if (!cqModGiven) {
@@ -452,8 +476,13 @@ final class PerfOptions {
                 return fatal(out, err, "Post list size must be a multiple of CQ moderation");
             }
         }
-        if (all && duration > 0) {
-            return fatal(out, err, "Duration mode currently doesn't support running on all sizes.");
+        if (duration > 0) {
+            if (events) {
+                return fatal(out, err, "Duration mode doesn't work with events.");
+            }
+            if (all) {
+                return fatal(out, err, "Duration mode currently doesn't support running on all sizes.");
+            }
         }
         if (output != Output.FULL) {
             if (kind == Kind.BW && output == Output.LATENCY) {
@@ -473,30 +502,32 @@ final class PerfOptions {
             quietExit = true;
             return 1;
         }
-        if (events) {
-            err.print(" " + program + ": -e (CQ events) is not supported by verbs4j yet\n");
-            return 1;
+        if (duration > 0 && margin == -1) {
+            margin = duration / 4;
         }
-        if (duration > 0) {
-            err.print(" " + program + ": -D (duration mode) is not supported by verbs4j yet\n");
-            return 1;
+        // perftest's duration defaults to 5 s even when -D is not given
+        if (!((duration > 0 ? duration : 5) > 2 * margin)) {
+            return fatal(out, err, "please check that DURATION > 2*MARGIN");
         }
-        if (outJson) {
-            err.print(" " + program + ": --out_json is not supported by verbs4j yet\n");
+        if (!events && eqNumGiven) {
+            err.print(" Events must be enabled to select a completion vector\n");
+            quietExit = true;
             return 1;
         }
         if (all) {
             size = MAX_SIZE;
         }
+        // duration mode counts no iterations: the depths are not cut to -n
+        boolean counted = duration == 0;
         if (kind == Kind.LAT) {
             txDepth = 1;
         } else {
-            if (txDepth > iters) {
+            if (counted && txDepth > iters) {
                 txDepth = iters;
             }
         }
         if (verb == Verb.SEND) {
-            if (rxDepth > iters) {
+            if (counted && rxDepth > iters) {
                 rxDepth = iters;
             }
             if (!all && rxDepth % 2 == 1) {
@@ -504,7 +535,9 @@ final class PerfOptions {
             }
         }
         if (kind == Kind.BW) {
-            boolean forceOne = !cqModGiven && !all && size > 8192 && verb != Verb.ATOMIC;
+            // not with -e either: perftest keeps the moderation for events; and perftest forces 1
+            // before it takes a post list's size as the moderation, so a post list wins
+            boolean forceOne = !cqModGiven && !all && !events && postList <= 1 && size > 8192 && verb != Verb.ATOMIC;
             if (forceOne) {
                 cqMod = 1;
             }

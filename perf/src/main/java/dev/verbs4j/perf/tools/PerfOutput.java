@@ -18,6 +18,7 @@ final class PerfOutput {
 
     static final String LAT_HEADER = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]"
             + "    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
+    static final String LAT_DURATION_HEADER = " #bytes        #iterations       t_avg[usec]    tps average\n";
     static final String BW_HEADER_MB = " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n";
     static final String BW_HEADER_GB = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n";
 
@@ -45,6 +46,9 @@ final class PerfOutput {
             s.append("Post List ");
         }
         s.append(o.kind == PerfOptions.Kind.BW ? "BW " : "Latency ").append("Test\n");
+        if (o.events) {
+            s.append(" Test with events. Using ").append(h.device()).append("_comp").append(o.eqNum).append('\n');
+        }
         s.append(" Dual-port       : OFF\t\tDevice         : ").append(h.device()).append('\n');
         s.append(" Number of qps   : ").append(o.numQps).append("\t\tTransport type : IB\n");
         s.append(" Connection type : ").append(o.connection).append("\t\tUsing SRQ      : OFF\n");
@@ -176,6 +180,21 @@ final class PerfOutput {
                 fixed(l.stdev(), 2), fixed(l.p99(), 2), fixed(l.p999(), 2));
     }
 
+    /** The latency row of duration mode ({@code %-7lu       %lu            %-7.2f        %-7.2f}). */
+    static String latencyDurationRow(long size, long iters, double avgUsec, double tps) {
+        return String.format(Locale.ROOT, " %-7d       %d            %-7s        %-7s\n", size, iters, fixed(avgUsec, 2),
+                fixed(tps, 2));
+    }
+
+    /**
+     * Duration mode's latency: the sample window of {@code ns} nanoseconds over {@code iters}
+     * round trips (one-way for send and write), and the round trips per second.
+     */
+    static double[] latencyDuration(long ns, long iters, int rttFactor) {
+        double usec = ns / 1000.0;
+        return new double[]{usec / rttFactor / iters, iters / (usec / 1e6)};
+    }
+
     /** The per-sample lines of -H / -U. */
     static void histogram(PrintStream out, long[] tposted, int iters, int rttFactor, boolean sorted) {
         int samples = iters - 1;
@@ -254,6 +273,116 @@ final class PerfOutput {
         }
         return String.format(Locale.ROOT, " %-7d    %-10d       %-7s            %-7s\t\t   %-7s\n",
                 b.size(), b.iters(), fixed(b.peak(), 2), fixed(b.avg(), 2), fixed(b.msgRate(), 6));
+    }
+
+    /**
+     * Duration mode's bandwidth: {@code iters} operations of {@code size} bytes counted in a
+     * sample window of {@code ns} nanoseconds; no peak.
+     */
+    static Bw bandwidthDuration(PerfOptions o, long size, long iters, long ns) {
+        double factor = o.reportGbits ? 125_000_000.0 : 1_048_576.0;
+        double t = Math.max(1, ns);
+        return new Bw(size, iters, 0, size * (double) iters * 1e9 / (t * factor), iters * 1e9 / t / 1e6);
+    }
+
+    // ---- --out_json ----
+
+    /**
+     * The text perftest writes with {@code --out_json}, as perftest 4.5-0.17 (the version these
+     * tools follow, which has the option already) writes it: "key: value," lines in braces, not
+     * strict JSON; the test's description and then {@code results}.
+     */
+    static String json(PerfOptions o, HeaderInfo h, String results) {
+        StringBuilder s = new StringBuilder("{\n");
+        s.append("test_info: {\n");
+        s.append("test: ").append(o.verb.title).append('_');
+        if (o.verb == PerfOptions.Verb.ATOMIC) {
+            s.append(o.atomicType.name()).append('_');
+        }
+        if (o.kind == PerfOptions.Kind.BW) {
+            if (o.duplex) {
+                s.append("Bidirectional_");
+            }
+            if (o.postList > 1) {
+                s.append("Post_List_");
+            }
+            s.append("BW_");
+        } else {
+            s.append("Latency_");
+        }
+        s.append("Test,\n");
+        if (o.events) {
+            s.append("Test with events: Using_").append(h.device()).append("_comp").append(o.eqNum).append(",\n");
+        }
+        s.append("Dual_port: OFF,\nDevice: \"").append(h.device()).append("\",\n");
+        s.append("Number_of_qps: ").append(o.numQps).append(",\nTransport_type: IB,\n");
+        s.append("Connection_type: ").append(o.connection).append(",\nUsing_SRQ: OFF,\n");
+        s.append("PCIe_relax_order: ").append(h.relaxedOrdering() ? "ON" : "OFF").append(",\n");
+        s.append("ibv_wr_API: OFF,\n");
+        if (o.printsTxDepth()) {
+            s.append("TX_depth : ").append(o.txDepth).append(",\n");
+        }
+        if (o.postList > 1) {
+            s.append("Post_List: ").append(o.postList).append(",\n");
+        }
+        if (o.verb == PerfOptions.Verb.SEND && (!o.isClient() || o.duplex)) {
+            s.append("RX_depth: ").append(o.rxDepth).append(",\n");
+        }
+        if (o.kind == PerfOptions.Kind.BW) {
+            s.append("CQ_Moderation: ").append(o.cqMod).append(",\n");
+        }
+        s.append("Mtu: ").append(h.mtuBytes()).append(",\n");
+        s.append("Link_type: ").append(h.ethernet() ? "Ethernet" : "IB").append(",\n");
+        if (h.gidIndex() >= 0) {
+            s.append("GID_index: ").append(h.gidIndex()).append(",\n");
+        }
+        if (o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.ATOMIC) {
+            s.append("Outstand_reads: ").append(h.outReads()).append(",\n");
+        } else {
+            s.append("Max_inline_data: ").append(o.inlineSize).append(",\n");
+        }
+        s.append("rdma_cm_QPs: ").append(o.rdmaCm ? "ON" : "OFF").append(",\n");
+        s.append("Data_ex_method: ").append(o.rdmaCm ? "rdma_cm" : "Ethernet").append(",\n");
+        if (o.rdmaCm && o.tos != -1) {
+            s.append("TOS: ").append(o.tos).append(",\n");
+        }
+        s.append("},\n");
+        s.append("results: {\n").append(results).append("},\n");
+        s.append("}\n");
+        return s.toString();
+    }
+
+    /** The results of a bandwidth row (the sums of both sides with -b). */
+    static String jsonBw(PerfOptions o, Bw b) {
+        return switch (o.output) {
+            case BANDWIDTH -> "bw_avg: " + fixed(b.avg(), 6) + ",\n";
+            case MESSAGE_RATE -> "msgRate_avg: " + fixed(b.msgRate(), 6) + ",\n";
+            default -> {
+                int digits = o.reportGbits && b.avg() < 0.1 ? 6 : 2;
+                yield "MsgSize: " + b.size() + ",\nn_iterations: " + b.iters() + ",\nBW_peak: " + fixed(b.peak(), digits)
+                        + ",\nBW_average: " + fixed(b.avg(), digits) + ",\nMsgRate: " + fixed(b.msgRate(), 6) + ",\n";
+            }
+        };
+    }
+
+    /** The results of a latency row. */
+    static String jsonLatency(PerfOptions o, long size, int iters, Latency l) {
+        if (o.output == PerfOptions.Output.LATENCY) {
+            return "avg_lat: " + fixed(l.avg(), 6) + ",\n";
+        }
+        return "MsgSize: " + size + ",\nn_iterations: " + iters + ",\nt_min: " + fixed(l.min(), 2) + ",\nt_max: "
+                + fixed(l.max(), 2) + ",\nt_typical: " + fixed(l.typical(), 2) + ",\nt_avg: " + fixed(l.avg(), 2)
+                + ",\nt_stdev: " + fixed(l.stdev(), 2) + ",\npercentile_99: " + fixed(l.p99(), 2) + ",\npercentile_99.9: "
+                + fixed(l.p999(), 2) + ",\n";
+    }
+
+    /** The results of a duration-mode latency row (perftest omits the comma after the lone t_avg). */
+    static String jsonLatencyDuration(PerfOptions o, long size, long iters, double avgUsec, double tps) {
+        if (o.output == PerfOptions.Output.LATENCY) {
+            return "t_avg: " + fixed(avgUsec, 6) + "\n";
+        }
+        return "MsgSize: " + size + ",\nn_iterations: " + iters + ",\nt_avg: " + fixed(avgUsec, 2) + ",\ntps_average: "
+                + fixed(tps, 2) + ",\n";
     }
 
     /** The single value {@code --output} asks for, or null for the full table. */

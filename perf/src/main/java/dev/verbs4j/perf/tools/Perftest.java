@@ -4,6 +4,7 @@ import dev.verbs4j.perf.tools.PerfOptions.Kind;
 import dev.verbs4j.perf.tools.PerfOptions.Verb;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressVector;
+import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
@@ -35,6 +36,9 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
@@ -64,6 +68,41 @@ final class Perftest {
 
     private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
     private static final int WCS = 64;
+    /** How long one wait for a completion event lasts before the interrupt flag is looked at. */
+    private static final Duration EVENT_SLICE = Duration.ofMillis(200);
+
+    /**
+     * The clock of duration mode ({@code -D}), perftest's alarm states by the time: a warm-up
+     * margin ({@code -f}; by default a quarter of the duration in whole seconds, rounded down), the
+     * sample window in which completions are counted, the same margin again, the end. Each side
+     * runs its own clock; nothing about it goes over the wire.
+     */
+    static final class Phases {
+
+        final long sampleStart;
+        final long sampleEnd;
+        final long end;
+
+        Phases(int durationSeconds, int marginSeconds, long now) {
+            long margin = marginSeconds * 1_000_000_000L;
+            sampleStart = now + margin;
+            sampleEnd = sampleStart + (durationSeconds * 1_000_000_000L - 2 * margin);
+            end = sampleEnd + margin;
+        }
+
+        boolean sampling(long now) {
+            return now - sampleStart >= 0 && now - sampleEnd < 0;
+        }
+
+        boolean over(long now) {
+            return now - end >= 0;
+        }
+
+        /** The length of the sample window in nanoseconds. */
+        long window() {
+            return sampleEnd - sampleStart;
+        }
+    }
 
     final PerfOptions o;
     final PrintStream out;
@@ -75,6 +114,8 @@ final class Perftest {
     private Context context;
     private ProtectionDomain pd;
     private MemoryRegion mr;
+    /** The completion channel of -e, else null. */
+    private CompletionChannel events;
     private CompletionQueue sendCq;
     private CompletionQueue recvCq;
     private QueuePair[] qps;
@@ -239,6 +280,15 @@ final class Perftest {
     }
 
     private void readPort() throws Exit {
+        if (o.events) {
+            // as perftest: a vector equal to the count passes here (and fails at the CQ)
+            int vectors = context.numCompVectors();
+            if (o.eqNum > vectors) {
+                err.print(" Completion vector specified is invalid\n");
+                err.print(" Max completion vector = " + (vectors - 1) + "\n");
+                throw new Exit(1);
+            }
+        }
         try {
             port = context.queryPort(o.ibPort);
         } catch (RuntimeException e) {
@@ -371,11 +421,29 @@ final class Perftest {
                 throw exit("Couldn't allocate MR", 1);
             }
         }
+        if (o.events) {
+            try {
+                events = context.createCompletionChannel();
+            } catch (RuntimeException e) {
+                throw exit("Couldn't create completion channel", 1);
+            }
+        }
         try {
-            sendCq = context.createCompletionQueue(Math.max(1, o.txDepth * o.numQps));
-            recvCq = o.verb == Verb.SEND ? context.createCompletionQueue(Math.max(1, o.rxDepth * o.numQps)) : sendCq;
+            sendCq = context.createCompletionQueue(Math.max(1, o.txDepth * o.numQps), events, o.eqNum);
+            recvCq = o.verb == Verb.SEND ? context.createCompletionQueue(Math.max(1, o.rxDepth * o.numQps), events, o.eqNum)
+                    : sendCq;
         } catch (RuntimeException e) {
             throw exit("Couldn't create CQ", 1);
+        }
+        if (events != null) {
+            try {
+                sendCq.requestNotify(false);
+                if (recvCq != sendCq) {
+                    recvCq.requestNotify(false);
+                }
+            } catch (RuntimeException e) {
+                throw exit("Couldn't request CQ notification", 1);
+            }
         }
         qps = new QueuePair[o.numQps];
         my = new Wire.Dest[o.numQps];
@@ -597,7 +665,7 @@ final class Perftest {
     private void printLatencyHeader() {
         if (o.output == PerfOptions.Output.FULL) {
             out.print(PerfOutput.RESULT_LINE);
-            out.print(PerfOutput.LAT_HEADER);
+            out.print(o.duration > 0 ? PerfOutput.LAT_DURATION_HEADER : PerfOutput.LAT_HEADER);
         }
     }
 
@@ -606,11 +674,48 @@ final class Perftest {
             PerfOutput.histogram(out, tposted, o.iters, rttFactor(), !o.unsorted);
         }
         PerfOutput.Latency l = PerfOutput.latency(tposted, o.iters, rttFactor(), o.reportCycles);
+        writeJson(PerfOutput.jsonLatency(o, size, o.iters, l));
         String single = PerfOutput.single(o, null, l);
         if (single != null) {
             out.print(single);
         } else if (o.output == PerfOptions.Output.FULL) {
             out.print(PerfOutput.latencyRow(size, o.iters, l));
+        }
+    }
+
+    /** The row of duration mode: {@code iters} round trips counted in the window of {@code phases}. */
+    private void reportLatencyDuration(long size, long iters, Phases phases) {
+        double[] v = PerfOutput.latencyDuration(phases.window(), iters, rttFactor());
+        writeJson(PerfOutput.jsonLatencyDuration(o, size, iters, v[0], v[1]));
+        if (o.output == PerfOptions.Output.LATENCY) {
+            out.print(PerfOutput.fixed(v[0], 6) + "\n");
+        } else if (o.output == PerfOptions.Output.FULL) {
+            out.print(PerfOutput.latencyDurationRow(size, iters, v[0], v[1]));
+        }
+    }
+
+    /**
+     * With --out_json: the file written anew for every row printed (so it holds the last one), as
+     * perftest writes it; a file that cannot be opened is reported and the run goes on.
+     */
+    private void writeJson(String results) {
+        if (!o.outJson) {
+            return;
+        }
+        Path file = Path.of(o.outJsonFile);
+        String text = PerfOutput.json(o, headerInfo(), results);
+        try {
+            if (!Files.exists(file)) {
+                try {
+                    Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                } catch (UnsupportedOperationException | java.nio.file.FileAlreadyExistsException e) {
+                    // created meanwhile, or no POSIX permissions here: written below all the same
+                }
+            }
+            Files.writeString(file, text, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING,
+                    StandardOpenOption.WRITE);
+        } catch (IOException | RuntimeException e) {
+            err.print("failed to open " + o.outJsonFile + "\n");
         }
     }
 
@@ -626,6 +731,10 @@ final class Perftest {
         for (long size : sizes()) {
             postInitialReceives(size);
             barrier();
+            if (o.duration > 0) {
+                pingPongSendDuration(size);
+                continue;
+            }
             pingPongSend(size, tposted);
             reportLatency(size, tposted);
         }
@@ -656,6 +765,56 @@ final class Perftest {
         }
     }
 
+    /**
+     * ib_send_lat -D: the ping-pong until this side's clock ends; the clock starts at the first
+     * receive, and the receives of the window are counted.
+     */
+    private void pingPongSendDuration(long size) throws Exit {
+        sends[0].get(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, localOffset(0), (int) size);
+        Phases phases = null;
+        long counted = 0;
+        int scnt = 0;
+        int rcnt = 0;
+        int spins = 0;
+        while (phases == null || !phases.over(System.nanoTime())) {
+            if (!(scnt < 1 && client())) {
+                int ne;
+                while ((ne = poll(recvCq)) == 0) {
+                    if (phases != null && phases.over(System.nanoTime())) {
+                        break;
+                    }
+                    if (events != null) {
+                        awaitEvent();
+                    } else if ((++spins & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
+                        throw exit(" Interrupted", 1);
+                    }
+                }
+                if (ne == 0) {
+                    break;
+                }
+                long now = System.nanoTime();
+                if (phases == null) {
+                    phases = new Phases(o.duration, o.margin, now);
+                }
+                for (int w = 0; w < ne; w++) {
+                    check(wcs.get(w), true, rcnt, 0);
+                    rcnt++;
+                    if (phases.sampling(now)) {
+                        counted++;
+                    }
+                    postReceive(0);
+                }
+            }
+            if (phases != null && phases.over(System.nanoTime())) {
+                break;
+            }
+            post(0, 1, scnt);
+            scnt++;
+            awaitOne(sendCq, false, scnt, scnt);
+        }
+        reportLatencyDuration(size, counted, phases);
+    }
+
     private int flags(long size) {
         return SendFlags.SIGNALED | (size <= o.inlineSize ? SendFlags.INLINE : 0);
     }
@@ -664,6 +823,10 @@ final class Perftest {
         printLatencyHeader();
         long[] tposted = new long[o.iters];
         for (long size : sizes()) {
+            if (o.duration > 0) {
+                pingPongWriteDuration(size);
+                continue;
+            }
             pingPongWrite(size, tposted);
             reportLatency(size, tposted);
         }
@@ -707,6 +870,47 @@ final class Perftest {
         }
     }
 
+    /** ib_write_lat -D: the ping-pong until this side's clock (started here) ends; the writes completed in the window count. */
+    private void pingPongWriteDuration(long size) throws Exit {
+        sends[0].get(0).wrId(0).opcode(Opcode.RDMA_WRITE).flags(flags(size)).sge(mr, localOffset(0), (int) size)
+                .rdma(rem[0].vaddr(), rem[0].rkey());
+        long pollAt = remoteOffset(0) + size - 1;
+        long postAt = localOffset(0) + size - 1;
+        Phases phases = new Phases(o.duration, o.margin, System.nanoTime());
+        long counted = 0;
+        int scnt = 0;
+        int rcnt = 0;
+        loop:
+        while (!phases.over(System.nanoTime())) {
+            if (!(scnt < 1 && !client())) {
+                rcnt++;
+                byte want = (byte) rcnt;
+                int spins = 0;
+                while ((byte) BYTE.getVolatile(buf, pollAt) != want) {
+                    if ((++spins & 0xff) == 0) {
+                        if (phases.over(System.nanoTime())) {
+                            break loop;
+                        }
+                        if (Thread.currentThread().isInterrupted()) {
+                            throw exit(" Interrupted", 1);
+                        }
+                    }
+                    Thread.onSpinWait();
+                }
+            }
+            BYTE.setVolatile(buf, postAt, (byte) ++scnt);
+            post(0, 1, scnt);
+            if (phases.over(System.nanoTime())) {
+                break;
+            }
+            awaitOne(sendCq, false, scnt, scnt);
+            if (phases.sampling(System.nanoTime())) {
+                counted++;
+            }
+        }
+        reportLatencyDuration(size, counted, phases);
+    }
+
     private int readLatency() throws Exit {
         if (!client()) {
             // the server is passive: it waits in the final exchange while the client measures
@@ -722,6 +926,23 @@ final class Perftest {
                 wr.opcode(Opcode.RDMA_READ).rdma(rem[0].vaddr(), rem[0].rkey());
             } else {
                 atomic(wr, rem[0]);
+            }
+            if (o.duration > 0) {
+                // one operation at a time until the clock ends; those completed in the window count
+                Phases phases = new Phases(o.duration, o.margin, System.nanoTime());
+                long counted = 0;
+                for (int scnt = 0; !phases.over(System.nanoTime()); scnt++) {
+                    post(0, 1, scnt);
+                    if (phases.over(System.nanoTime())) {
+                        break;
+                    }
+                    awaitOne(sendCq, false, scnt + 1, scnt + 1);
+                    if (phases.sampling(System.nanoTime())) {
+                        counted++;
+                    }
+                }
+                reportLatencyDuration(size, counted, phases);
+                continue;
             }
             for (int scnt = 0; scnt < o.iters; scnt++) {
                 tposted[scnt] = System.nanoTime();
@@ -753,6 +974,7 @@ final class Perftest {
     }
 
     private void printBw(PerfOutput.Bw b) {
+        writeJson(PerfOutput.jsonBw(o, b));
         String single = PerfOutput.single(o, b, null);
         if (single != null) {
             out.print(single);
@@ -806,7 +1028,11 @@ final class Perftest {
                 postInitialReceives(size);
             }
             barrier();
-            if (o.duplex) {
+            if (o.duplex && o.duration > 0) {
+                // perftest exchanges no reports in duration mode: each side prints its own count
+                last = stream(size, true);
+                printBw(last);
+            } else if (o.duplex) {
                 last = stream(size, true);
                 PerfOutput.Bw[] theirs = new PerfOutput.Bw[1];
                 exchangeReport(last, theirs);
@@ -849,6 +1075,9 @@ final class Perftest {
      * consumed and re-posted in the same loop.
      */
     private PerfOutput.Bw stream(long size, boolean alsoReceive) throws Exit {
+        if (o.duration > 0) {
+            return streamDuration(size, alsoReceive);
+        }
         int q = o.numQps;
         int iters = o.iters;
         int n = iters * q;
@@ -858,19 +1087,7 @@ final class Perftest {
         long[] tcompleted = new long[n];
         int[] scnt = new int[q];
         int[] ccnt = new int[q];
-        for (int i = 0; i < q; i++) {
-            for (int k = 0; k < list; k++) {
-                SendRequest wr = sends[i].get(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
-                        .sge(mr, localOffset(i), (int) size);
-                switch (o.verb) {
-                    case SEND -> wr.opcode(Opcode.SEND);
-                    case WRITE -> wr.opcode(Opcode.RDMA_WRITE).rdma(rem[i].vaddr(), rem[i].rkey());
-                    case READ -> wr.opcode(Opcode.RDMA_READ).rdma(rem[i].vaddr(), rem[i].rkey());
-                    case ATOMIC -> atomic(wr, rem[i]);
-                }
-            }
-        }
-        int baseFlags = flags(size) & ~SendFlags.SIGNALED;
+        int baseFlags = prepareStream(size);
         int totScnt = 0;
         int totCcnt = 0;
         int rcnt = 0;
@@ -923,15 +1140,103 @@ final class Perftest {
                 }
                 ne += nr;
             }
-            if (ne == 0 && (++idle & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
+            if (ne == 0 && events != null) {
+                awaitEvent();
+            } else if (ne == 0 && (++idle & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
                 throw exit(" Interrupted", 1);
             }
         }
         return PerfOutput.bandwidth(o, size, n, tposted, tcompleted, o.peakOff());
     }
 
+    /** The work requests of every queue pair for a stream of {@code size}-byte operations, unsignaled. */
+    private int prepareStream(long size) {
+        int list = Math.max(1, o.postList);
+        for (int i = 0; i < o.numQps; i++) {
+            for (int k = 0; k < list; k++) {
+                SendRequest wr = sends[i].get(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
+                        .sge(mr, localOffset(i), (int) size);
+                switch (o.verb) {
+                    case SEND -> wr.opcode(Opcode.SEND);
+                    case WRITE -> wr.opcode(Opcode.RDMA_WRITE).rdma(rem[i].vaddr(), rem[i].rkey());
+                    case READ -> wr.opcode(Opcode.RDMA_READ).rdma(rem[i].vaddr(), rem[i].rkey());
+                    case ATOMIC -> atomic(wr, rem[i]);
+                }
+            }
+        }
+        return flags(size) & ~SendFlags.SIGNALED;
+    }
+
+    /**
+     * {@link #stream} in duration mode: operations kept in flight on every queue pair until this
+     * side's clock ends (started at once, or by the first receive for the ib_send_bw -b server),
+     * a completion every {@code cqMod}; the operations completed (and with {@code alsoReceive} the
+     * messages received) in the sample window count. What is still in flight at the end is left.
+     */
+    private PerfOutput.Bw streamDuration(long size, boolean alsoReceive) throws Exit {
+        int q = o.numQps;
+        int list = Math.max(1, o.postList);
+        int cqMod = Math.max(1, o.cqMod);
+        int baseFlags = prepareStream(size);
+        long[] scnt = new long[q];
+        long[] ccnt = new long[q];
+        long counted = 0;
+        boolean started = client() || !alsoReceive;
+        Phases phases = started ? new Phases(o.duration, o.margin, System.nanoTime()) : null;
+        int idle = 0;
+        while (phases == null || !phases.over(System.nanoTime())) {
+            if (started) {
+                for (int i = 0; i < q; i++) {
+                    while (scnt[i] - ccnt[i] + list <= o.txDepth) {
+                        for (int k = 0; k < list; k++) {
+                            boolean signal = (scnt[i] + k + 1) % cqMod == 0;
+                            sends[i].at(k).flags(signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
+                        }
+                        post(i, list, (int) scnt[i]);
+                        scnt[i] += list;
+                    }
+                }
+            }
+            int ne = poll(sendCq);
+            long now = System.nanoTime();
+            for (int w = 0; w < ne; w++) {
+                WorkCompletion wc = wcs.get(w);
+                int i = (int) wc.wrId();
+                check(wc, false, (int) scnt[i], (int) ccnt[i]);
+                ccnt[i] += cqMod;
+                if (phases != null && phases.sampling(now)) {
+                    counted += cqMod;
+                }
+            }
+            if (alsoReceive) {
+                int nr = poll(recvCq);
+                now = System.nanoTime();
+                if (nr > 0 && phases == null) {
+                    phases = new Phases(o.duration, o.margin, now);
+                    started = true;
+                }
+                for (int w = 0; w < nr; w++) {
+                    WorkCompletion wc = wcs.get(w);
+                    check(wc, true, (int) counted, 0);
+                    if (phases.sampling(now)) {
+                        counted++;
+                    }
+                    postReceive((int) wc.wrId());
+                }
+                ne += nr;
+            }
+            if (ne == 0 && (++idle & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
+                throw exit(" Interrupted", 1);
+            }
+        }
+        return PerfOutput.bandwidthDuration(o, size, counted, phases.window());
+    }
+
     /** The ib_send_bw server: receives every message, timed from the first to the last receive. */
     private PerfOutput.Bw receiveStream(long size) throws Exit {
+        if (o.duration > 0) {
+            return receiveStreamDuration(size);
+        }
         int q = o.numQps;
         int n = o.iters * q;
         long first = 0;
@@ -941,6 +1246,13 @@ final class Perftest {
         long lastProgress = System.nanoTime();
         while (rcnt < n) {
             int ne = poll(recvCq);
+            if (ne == 0 && events != null) {
+                awaitEvent();
+                if (System.nanoTime() - lastProgress > 120_000_000_000L) {
+                    throw exit(" Did not get Message for 120 Seconds, exiting..", 17);
+                }
+                continue;
+            }
             if (ne == 0) {
                 if ((++idle & 0xfff) == 0) {
                     if (Thread.currentThread().isInterrupted()) {
@@ -974,6 +1286,40 @@ final class Perftest {
         return PerfOutput.bandwidth(o, size, n, tp, tc, true);
     }
 
+    /**
+     * The ib_send_bw server in duration mode: its clock starts at the first receive; the messages
+     * received in the sample window count; every receive is posted again.
+     */
+    private PerfOutput.Bw receiveStreamDuration(long size) throws Exit {
+        Phases phases = null;
+        long counted = 0;
+        int rcnt = 0;
+        int idle = 0;
+        while (phases == null || !phases.over(System.nanoTime())) {
+            int ne = poll(recvCq);
+            if (ne == 0) {
+                if ((++idle & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
+                    throw exit(" Interrupted", 1);
+                }
+                continue;
+            }
+            long now = System.nanoTime();
+            if (phases == null) {
+                phases = new Phases(o.duration, o.margin, now);
+            }
+            for (int w = 0; w < ne; w++) {
+                WorkCompletion wc = wcs.get(w);
+                check(wc, true, rcnt, 0);
+                rcnt++;
+                if (phases.sampling(now)) {
+                    counted++;
+                }
+                postReceive((int) wc.wrId());
+            }
+        }
+        return PerfOutput.bandwidthDuration(o, size, counted, phases.window());
+    }
+
     // ---- the data path ----
 
     /** Posts up to rx_depth receives of {@code size} bytes per queue pair for the next round. */
@@ -981,7 +1327,7 @@ final class Perftest {
         for (int i = 0; i < o.numQps; i++) {
             recvs[i].get(0).wrId(i).sge(mr, remoteOffset(i), (int) size);
             recvPosted[i] = 0;
-            int first = Math.min(o.rxDepth, o.iters);
+            int first = o.duration > 0 ? o.rxDepth : Math.min(o.rxDepth, o.iters);
             for (int k = 0; k < first; k++) {
                 postReceive(i);
             }
@@ -1018,12 +1364,38 @@ final class Perftest {
         int spins = 0;
         int ne;
         while ((ne = poll(cq)) == 0) {
-            if ((++spins & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
+            if (events != null) {
+                awaitEvent();
+            } else if ((++spins & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
                 throw exit(" Interrupted", 1);
             }
         }
         for (int w = 0; w < ne; w++) {
             check(wcs.get(w), recv, a, b);
+        }
+    }
+
+    /**
+     * With -e: sleeps until a completion queue of the channel signals (or a slice passes), then
+     * arms that queue again; the caller polls next. Every queue is armed from its creation on and
+     * again after each of its events, so a completion after the caller's empty poll always wakes.
+     */
+    private void awaitEvent() throws Exit {
+        CompletionQueue cq;
+        try {
+            cq = events.await(EVENT_SLICE);
+        } catch (RuntimeException e) {
+            throw exit("Failed to get cq_event", 1);
+        }
+        if (cq != null) {
+            try {
+                cq.requestNotify(false);
+            } catch (RuntimeException e) {
+                throw exit("Couldn't request CQ notification", 1);
+            }
+        }
+        if (Thread.currentThread().isInterrupted()) {
+            throw exit(" Interrupted", 1);
         }
     }
 
@@ -1089,6 +1461,7 @@ final class Perftest {
             closeQuietly(recvCq);
         }
         closeQuietly(sendCq);
+        closeQuietly(events);
         closeQuietly(mr);
         closeQuietly(pd);
         if (sends != null) {

@@ -38,10 +38,12 @@ final class Usage {
             s.append("  -C, --report-cycles  Report times in clock units (here: nanoseconds)\n");
         }
         s.append("  -d, --ib-dev=<dev>  RDMA device to use (default: the first one)\n");
-        s.append("  -D, --duration  Run for a number of seconds instead of iterations (not yet in verbs4j)\n");
+        s.append("  -D, --duration=<seconds>  Run for this many seconds instead of iterations (a quarter at each end unmeasured)\n");
         if (v != PerfOptions.Verb.WRITE) {
-            s.append("  -e, --events  Wait for completion events instead of polling (not yet in verbs4j)\n");
+            s.append("  -e, --events  Sleep on completion events instead of polling\n");
+            s.append("  -X, --vector=<completion vector>  Completion vector of the queues with -e (default 0)\n");
         }
+        s.append("  -f, --margin=<seconds>  Unmeasured seconds at each end of -D (default: a quarter)\n");
         s.append("  -F, --CPU-freq  Accepted for compatibility (time comes from System.nanoTime)\n");
         s.append("  -h, --help  This text\n");
         if (!bw) {
@@ -94,6 +96,9 @@ final class Usage {
         if (bw) {
             s.append("  -y, --limit_msgrate=<value>  Fail when the message rate is below this\n");
         }
+        s.append("      --out_json  Save the report in a json file\n");
+        s.append("      --out_json_file=<file>  Name of the report json file (default: ").append(PerfOptions.DEFAULT_JSON_FILE)
+                .append(" in the working directory)\n");
         s.append("      --output=<units>  Print only bandwidth, message_rate or latency\n");
         if (bw) {
             s.append("      --report_gbits  Report bandwidth in Gb/sec instead of MB/sec\n");

@@ -10,6 +10,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -104,6 +106,56 @@ class PerftestDeviceTest {
         threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("-a", "-n", "5"));
     }
 
+    // ---- completion events, duration mode, the JSON file ----
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "SEND_BW", "READ_LAT", "ATOMIC_BW"})
+    @Timeout(300)
+    void completionEvents(PerfTool tool) throws Exception {
+        // -e: every side sleeps on its completion channel; the header names the channel
+        List<String> opts = List.of("-e", "-n", ITERS);
+        Topology where = tool.bw ? Topology.HOSTS : Topology.LOOPBACK;
+        List<Pair> pairs = threeWaysWithJson(tool, where, opts);
+        for (Pair p : pairs) {
+            check(tool, opts, p);
+        }
+        sameLayout(pairs.get(2).server(), pairs.get(1).server());
+        sameLayout(pairs.get(1).client(), pairs.get(2).client());
+        for (Pair p : pairs) {
+            assertThat(p.server().out()).as(p.toString()).contains(" Test with events. Using " + where.server().device() + "_comp0");
+            assertThat(p.client().out()).as(p.toString()).contains(" Test with events. Using " + where.client().device() + "_comp0");
+        }
+        if (tool.bw) {
+            // perftest keeps the moderation of large messages with -e (ib_send_bw: 10, cut to -n; 1 when polling)
+            assertThat(lines(pairs.get(1).client(), " CQ Moderation")).as(pairs.get(1) + "\n" + pairs.get(2))
+                    .isEqualTo(lines(pairs.get(2).client(), " CQ Moderation")).hasSize(1);
+            assertThat(lines(pairs.get(2).server(), " CQ Moderation")).as(pairs.get(1) + "\n" + pairs.get(2))
+                    .isEqualTo(lines(pairs.get(1).server(), " CQ Moderation")).hasSize(1);
+        }
+        sameJson(tool);
+    }
+
+    private static List<String> lines(Run r, String prefix) {
+        return r.out().stream().filter(l -> l.startsWith(prefix)).toList();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "WRITE_LAT", "SEND_BW", "READ_BW"})
+    @Timeout(300)
+    void durationMode(PerfTool tool) throws Exception {
+        // -D 2: no margin (a quarter of 2 s is 0 whole seconds), two seconds sampled on each side;
+        // the latency tool with a margin of its own: 1 s left out at each end of 3, 1 s sampled
+        List<String> opts = tool.bw ? List.of("-D", "2") : List.of("-D", "3", "-f", "1");
+        double sampled = tool.bw ? 2 : 1;
+        List<Pair> pairs = threeWaysWithJson(tool, Topology.LOOPBACK, opts);
+        for (Pair p : pairs) {
+            checkDuration(tool, p, sampled, false);
+        }
+        sameLayout(pairs.get(2).server(), pairs.get(1).server());
+        sameLayout(pairs.get(1).client(), pairs.get(2).client());
+        sameJson(tool);
+    }
+
     // ---- misuse ----
 
     @Test
@@ -170,6 +222,53 @@ class PerftestDeviceTest {
     }
 
     // ---- helpers ----
+
+    private static final String JSON_DIR = System.getProperty("java.io.tmpdir");
+
+    private static String jsonFile(PerfTool tool, boolean java, String role) {
+        return JSON_DIR + "/verbs4j-" + tool.c + "-" + (java ? "java" : "c") + "-" + role + ".json";
+    }
+
+    /** As {@link #threeWays}, the mixed runs with --out_json, each side into a file of its own. */
+    private List<Pair> threeWaysWithJson(PerfTool tool, Topology where, List<String> opts) throws Exception {
+        for (boolean isJava : new boolean[]{true, false}) {
+            for (String role : List.of("server", "client")) {
+                Files.deleteIfExists(Path.of(jsonFile(tool, isJava, role)));
+            }
+        }
+        Pair jj = run(tool, true, true, where, opts, opts);
+        Pair jc = run(tool, false, true, where, concat(opts, json(tool, false, "server")),
+                concat(opts, json(tool, true, "client")));
+        Pair cj = run(tool, true, false, where, concat(opts, json(tool, true, "server")),
+                concat(opts, json(tool, false, "client")));
+        return List.of(jj, jc, cj);
+    }
+
+    private static List<String> json(PerfTool tool, boolean java, String role) {
+        return List.of("--out_json", "--out_json_file=" + jsonFile(tool, java, role));
+    }
+
+    /** The JSON files of the Java sides laid out as those of the C sides in the same role (values masked). */
+    private static void sameJson(PerfTool tool) throws Exception {
+        for (String role : List.of("server", "client")) {
+            Path c = Path.of(jsonFile(tool, false, role));
+            Path j = Path.of(jsonFile(tool, true, role));
+            // a side that prints a row writes the file (all but the passive latency servers)
+            if (role.equals("server") && tool.passiveLatencyServer()) {
+                assertThat(c).as("C's JSON file").doesNotExist();
+                assertThat(j).as("Java's JSON file").doesNotExist();
+                continue;
+            }
+            assertThat(c).as("C's JSON file").exists();
+            assertThat(j).as("Java's JSON file").exists();
+            List<String> jl = Files.readAllLines(j);
+            List<String> cl = Files.readAllLines(c);
+            assertThat(shape(jl)).as("JSON of java " + role + ":\n" + String.join("\n", jl) + "\nagainst C:\n"
+                    + String.join("\n", cl)).isEqualTo(shape(cl));
+        }
+    }
+
+    private static final String LAT_DURATION_ROW = " %-7d       %d            %-7.2f        %-7.2f";
 
     /** Java against Java, Java client against C server, C client against Java server; then the comparisons. */
     private void threeWays(PerfTool tool, Topology where, List<String> opts) throws Exception {
@@ -308,6 +407,65 @@ class PerftestDeviceTest {
             assertThat(r.out()).as(both).contains(" Number of qps   : " + qps + "\t\tTransport type : IB");
             assertThat(r.out()).as(both).contains(" rdma_cm QPs\t : " + (opts.contains("-R") ? "ON" : "OFF"));
         }
+    }
+
+    /**
+     * A duration-mode run: status 0 on both sides, the duration table on every side that prints
+     * one (each side's own count; with a C peer the Java numbers are still this side's own), rows
+     * in perftest's formats with a positive count and consistent numbers.
+     */
+    private static void checkDuration(PerfTool tool, Pair p, double sampled, boolean duplex) {
+        String both = p.toString();
+        assertThat(p.server().status()).as(both).isZero();
+        assertThat(p.client().status()).as(both).isZero();
+        for (Run r : List.of(p.server(), p.client())) {
+            boolean server = r == p.server();
+            // the write/read/atomic bandwidth server prints the client's row
+            // with -b the RDMA tools print the sum of both sides (send_bw -b -D: each its own count)
+            boolean peerNumbers = duplex ? !tool.send() : server && tool.serverEchoesClient();
+            boolean java = (server ? p.javaServer() : p.javaClient()) && (!peerNumbers || (p.javaServer() && p.javaClient()));
+            List<String> rows = rows(r);
+            if (server && tool.passiveLatencyServer()) {
+                assertThat(rows).as(both).isEmpty();
+                continue;
+            }
+            assertThat(rows).as(both).hasSize(1);
+            String row = rows.get(0);
+            String[] f = row.strip().split("[ \t]+");
+            assertThat(Long.parseLong(f[0])).as(row + "\n" + both).isEqualTo(tool.defaultSize());
+            assertThat(Long.parseLong(f[1])).as(row + "\n" + both).isPositive();
+            if (!tool.bw) {
+                assertThat(r.out()).as(both).contains(" #bytes        #iterations       t_avg[usec]    tps average");
+            }
+            if (!java) {
+                continue;
+            }
+            assertThat(row).as(both).doesNotContain("inf").doesNotContain("nan");
+            double[] v = Arrays.stream(f).skip(2).mapToDouble(Double::parseDouble).toArray();
+            long iters = Long.parseLong(f[1]);
+            if (!tool.bw) {
+                assertThat(f).as(row).hasSize(4);
+                assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, LAT_DURATION_ROW, tool.defaultSize(),
+                        iters, v[0], v[1]));
+                // t_avg is one way for send and write (half the round trip), tps counts round trips
+                int rtt = tool.passiveLatencyServer() ? 1 : 2;
+                assertThat(rtt * v[0] * v[1]).as(row).isCloseTo(1e6, within(0.02e6));
+                assertThat(iters / v[1]).as("seconds sampled: " + row).isCloseTo(sampled, within(0.05));
+            } else {
+                assertThat(f).as(row).hasSize(5);
+                assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, BW_ROW, tool.defaultSize(), iters,
+                        v[0], v[1], v[2]));
+                assertThat(v[0]).as("no peak in duration mode: " + row).isZero();
+                assertThat(v[2]).as(row).isPositive();
+                if (!(duplex && !tool.send())) {
+                    // (a sum of both sides' rates is not this side's count over its window)
+                    assertThat(iters / (v[2] * 1e6)).as("seconds sampled: " + row).isCloseTo(sampled, within(0.05));
+                }
+                double mbPerMpps = tool.defaultSize() * 1e6 / 1048576;
+                assertThat(v[1]).as(row).isCloseTo(v[2] * mbPerMpps, within(0.02 * v[1] + 0.5e-6 * mbPerMpps + 0.006));
+            }
+        }
+        assertThat(addresses(p.client(), "remote")).as(both).isEqualTo(addresses(p.server(), "local"));
     }
 
     private static List<Long> sizes(PerfTool tool, List<String> opts) {

@@ -60,6 +60,19 @@ class PerftestOptionsTest {
             {"ib_write_bw 198.18.0.1 198.18.0.2", 1, "", " Invalid Command line. Please check command rerun \n Parser function exited with Error\n"},
             {"ib_send_lat -i 0", 1, "", "IB Port can't be less than 1\n Parser function exited with Error\n"},
             {"ib_send_lat -c XX", 1, "", " Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}\n"},
+            {"ib_send_lat -e -D 2", 1, DASHES, "Duration mode doesn't work with events.\n"},
+            {"ib_read_bw -D 2 -e -a", 1, DASHES, "Duration mode doesn't work with events.\n"},
+            {"ib_write_bw -e", 1, "", " Events feature not available on WRITE verb\n Parser function exited with Error\n"},
+            {"ib_write_lat -X 1", 1, "", " Events feature not available on WRITE verb\n Parser function exited with Error\n"},
+            {"ib_send_bw -X 1", 1, "", " Events must be enabled to select a completion vector\n"},
+            {"ib_atomic_lat -e -X 2049", 1, "", " EQN should be between 0 and 2048\n Parser function exited with Error\n"},
+            {"ib_send_bw -D x", 1, "", " Duration period argument x should be int\n Parser function exited with Error\n"},
+            {"ib_send_bw -D -3", 1, "", " Duration period must be positive\n Parser function exited with Error\n"},
+            {"ib_read_lat -f -1", 1, "", " Margin must be non-negative\n Parser function exited with Error\n"},
+            {"ib_read_lat -f y", 1, "", " Margin argument y should be int\n Parser function exited with Error\n"},
+            {"ib_send_bw -D 4 -f 2", 1, DASHES, "please check that DURATION > 2*MARGIN\n"},
+            {"ib_send_bw -f 3", 1, DASHES, "please check that DURATION > 2*MARGIN\n"},
+            {"ib_send_lat -D 2 -l 2", 1, DASHES, "Post list is supported in BW tests only\n"},
     };
 
     /** One in-process run of a tool. */
@@ -95,6 +108,82 @@ class PerftestOptionsTest {
             assertThat(r.out()).as(what).isEqualTo(c[2]);
             assertThat(r.err()).as(what).isEqualTo(c[3]);
         }
+    }
+
+    private static PerfOptions accepted(PerfTool tool, String line, String expectedOut) {
+        PerfOptions.Verb verb = switch (tool) {
+            case SEND_LAT, SEND_BW -> PerfOptions.Verb.SEND;
+            case WRITE_LAT, WRITE_BW -> PerfOptions.Verb.WRITE;
+            case READ_LAT, READ_BW -> PerfOptions.Verb.READ;
+            case ATOMIC_LAT, ATOMIC_BW -> PerfOptions.Verb.ATOMIC;
+        };
+        PerfOptions o = new PerfOptions(tool.c, verb, tool.bw ? PerfOptions.Kind.BW : PerfOptions.Kind.LAT);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        Integer status = o.parse(line.isEmpty() ? new String[0] : line.split(" "), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        String what = tool.c + " " + line + "\n" + out + err;
+        assertThat(status).as(what).isNull();
+        assertThat(out.toString(StandardCharsets.UTF_8)).as(what).isEqualTo(expectedOut);
+        assertThat(err.toString(StandardCharsets.UTF_8)).as(what).isEmpty();
+        return o;
+    }
+
+    @Test
+    void durationModeAsPerftest() {
+        // -D: a quarter of the duration is the margin; the depths are not cut to -n; nor does the
+        // post list have to divide -n; no peak
+        PerfOptions o = accepted(PerfTool.WRITE_BW, "-D 2 -n 10 -l 3", DASHES
+                + "Post List requested - CQ moderation will be the size of the post list\n");
+        assertThat(o.duration).isEqualTo(2);
+        assertThat(o.margin).isZero();
+        assertThat(o.txDepth).isEqualTo(128);
+        assertThat(o.cqMod).isEqualTo(3);
+        assertThat(o.peakOff()).isTrue();
+        o = accepted(PerfTool.SEND_LAT, "-D 9 -r 2000 -n 10", "");
+        assertThat(o.margin).isEqualTo(2);
+        assertThat(o.rxDepth).isEqualTo(2000);
+        o = accepted(PerfTool.ATOMIC_BW, "--duration=4 --margin=1", "");
+        assertThat(o.duration).isEqualTo(4);
+        assertThat(o.margin).isEqualTo(1);
+        o = accepted(PerfTool.READ_LAT, "-f 2", "");
+        assertThat(o.duration).isZero();
+        assertThat(o.margin).isEqualTo(2);
+        // in iterations mode the depths are cut as before
+        o = accepted(PerfTool.SEND_BW, "-n 10", "");
+        assertThat(o.txDepth).isEqualTo(10);
+        assertThat(o.rxDepth).isEqualTo(10);
+    }
+
+    @Test
+    void eventsAsPerftest() {
+        // -e keeps the CQ moderation of large messages (perftest forces 1 only when polling)
+        PerfOptions o = accepted(PerfTool.SEND_BW, "-e", "");
+        assertThat(o.events).isTrue();
+        assertThat(o.cqMod).isEqualTo(100);
+        assertThat(accepted(PerfTool.SEND_BW, "", "").cqMod).isEqualTo(1);
+        // and so the warning about moderated large messages is not printed with -e
+        assertThat(accepted(PerfTool.READ_BW, "--events -Q 10", "").cqMod).isEqualTo(10);
+        accepted(PerfTool.READ_BW, "-Q 10", DASHES + "Warning: Large message requested and CQ moderation enabled\n"
+                + "Warning: It can lead to inaccurate results\n");
+        o = accepted(PerfTool.ATOMIC_LAT, "-e -X 3", "");
+        assertThat(o.eqNum).isEqualTo(3);
+        o = accepted(PerfTool.READ_LAT, "--events --vector=0", "");
+        assertThat(o.events).isTrue();
+    }
+
+    @Test
+    void outJsonAsPerftest() {
+        PerfOptions o = accepted(PerfTool.SEND_LAT, "--out_json", "");
+        assertThat(o.outJson).isTrue();
+        assertThat(o.outJsonFile).isEqualTo("perftest_out.json");
+        // the file name alone does not ask for the file
+        o = accepted(PerfTool.WRITE_BW, "--out_json_file=/tmp/x.json", "");
+        assertThat(o.outJson).isFalse();
+        assertThat(o.outJsonFile).isEqualTo("/tmp/x.json");
+        o = accepted(PerfTool.READ_BW, "--out_json_file=/tmp/y.json --out_json", "");
+        assertThat(o.outJson).isTrue();
+        assertThat(o.outJsonFile).isEqualTo("/tmp/y.json");
     }
 
     @ParameterizedTest
