@@ -65,6 +65,8 @@ final class Endpoint implements AutoCloseable {
     final VipDescriptor out = VipDescriptor.empty();
     private final VipCqEntry entry = new VipCqEntry();
     private final long timeoutNanos;
+    /** The NIC's asynchronous errors (VipErrorCallback), reported with a failure; after success they are the peer's disconnect. */
+    private final List<String> asyncErrors = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * Opens the NIC, creates the tag and the descriptor region (and the CQ with {@code -c}).
@@ -109,6 +111,8 @@ final class Endpoint implements AutoCloseable {
                         + " bytes per descriptor, the tools need " + ToolOptions.MAX_SIZE);
             }
             this.localAddress = VipNetAddress.of(local, o.isServer() ? o.discriminator() : new byte[0]);
+            Vipl.errorCallback(nic, null, (context, error) -> asyncErrors.add(error.errorCode()
+                    + (error.vi() != null ? " on the VI" : "") + " (" + error.resourceCode() + ")"));
             this.ptag = Vipl.createPtag(nic);
             this.cq = o.cq ? Vipl.createCQ(nic, 1024) : null;
             this.descMemory = arena.allocate((long) DESC_SLOT * DESC_SLOTS, 4096);
@@ -213,8 +217,21 @@ final class Endpoint implements AutoCloseable {
         }
     }
 
-    /** Server: accepts with the VI (created and with its receives posted by now); rejects on failure. */
-    void accept(VipConnHandle request) {
+    /**
+     * Server: accepts with the VI (created and with its receives posted before the request came, so
+     * that the requester does not wait for that), taking the requester's reliability level unless
+     * {@code -r} was given (VipSetViAttributes on the Idle VI); rejects on failure.
+     */
+    VipReliabilityLevel accept(VipConnHandle request) {
+        VipReliabilityLevel wanted = request.remoteAttributes().reliabilityLevel();
+        VipReliabilityLevel level = o.levelGiven ? o.level : wanted;
+        if (level != o.level) {
+            VipReturn rc = Vipl.setViAttributes(vi, attributes(level));
+            if (rc != VipReturn.SUCCESS) {
+                Vipl.connectReject(request);
+                throw new Failure("VipSetViAttributes: " + rc.cName() + " (the client asked for " + ToolOptions.name(wanted) + ")");
+            }
+        }
         VipReturn rc = Vipl.connectAccept(request, vi);
         if (rc != VipReturn.SUCCESS) {
             Vipl.connectReject(request);
@@ -222,6 +239,7 @@ final class Endpoint implements AutoCloseable {
                     ? " (the client asked for " + ToolOptions.name(request.remoteAttributes().reliabilityLevel())
                     + ", this server for " + ToolOptions.name(o.level) + ")" : ""));
         }
+        return level;
     }
 
     /** Client: connects the VI to the server, retrying while nobody listens yet, within the timeout. */
@@ -422,6 +440,11 @@ final class Endpoint implements AutoCloseable {
                     + Integer.toHexString(pattern.get(ValueLayout.JAVA_BYTE, shift + at) & 0xff) + ", got 0x"
                     + Integer.toHexString(data.get(ValueLayout.JAVA_BYTE, offset + at) & 0xff));
         }
+    }
+
+    /** {@code f}, with the asynchronous errors the NIC reported so far appended. */
+    Failure withAsyncErrors(Failure f) {
+        return asyncErrors.isEmpty() ? f : new Failure(f.getMessage() + "; asynchronous errors: " + String.join(", ", asyncErrors));
     }
 
     /** Disconnects, dequeues what was flushed, destroys the VI, deregisters and closes the NIC; frees the memory. */

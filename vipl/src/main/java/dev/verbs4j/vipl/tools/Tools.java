@@ -37,7 +37,11 @@ final class Tools {
             return 0;
         }
         try (Endpoint e = new Endpoint(o)) {
-            (o.isServer() ? server : client).run(e, out);
+            try {
+                (o.isServer() ? server : client).run(e, out);
+            } catch (Endpoint.Failure f) {
+                throw e.withAsyncErrors(f);
+            }
             out.flush();
             return 0;
         } catch (ToolOptions.UsageException e) {

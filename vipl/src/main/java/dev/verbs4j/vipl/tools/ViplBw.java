@@ -85,16 +85,15 @@ public final class ViplBw {
 
     private static void server(Endpoint e, PrintStream out) {
         ToolOptions o = e.o;
-        out.printf("# %s server: %s %s, discriminator %d, waiting for a client%n", PROGRAM, e.deviceName,
-                e.localAddress.inetAddress().getHostAddress(), o.port);
-        VipConnHandle request = e.awaitRequest();
-        VipReliabilityLevel level = o.levelGiven ? o.level : request.remoteAttributes().reliabilityLevel();
-        e.createVi(level);
+        e.createVi(o.level);
         MemorySegment planBuf = e.allocate(Plan.MAX_BYTES);
         VipDescriptor planRecv = e.descriptor();
         e.post(true, planRecv, planBuf, e.handle(planBuf), 0, Plan.MAX_BYTES);
         Server s = new Server(e);
-        e.accept(request);
+        out.printf("# %s server: %s %s, discriminator %d, waiting for a client%n", PROGRAM, e.deviceName,
+                e.localAddress.inetAddress().getHostAddress(), o.port);
+        VipConnHandle request = e.awaitRequest();
+        VipReliabilityLevel level = e.accept(request);
         out.printf("# connected to %s, %s%n", request.remoteAddress().inetAddress().getHostAddress(), ToolOptions.name(level));
 
         VipDescriptor d = e.await(true, "the client's plan");
@@ -118,6 +117,7 @@ public final class ViplBw {
         s.control(Endpoint.ACK, 0);
         MemorySegment pattern = plan.verify() ? Endpoint.pattern(e.arena, max) : null;
         int threshold = Math.max(1, w / 2);
+        long head = 0;   // receives complete in post order and are re-posted in that order: a ring
         for (int size : plan.sizes()) {
             for (int phase = 0; phase < 2; phase++) {
                 int n = phase == 0 ? plan.warmup() : plan.iters();
@@ -128,12 +128,13 @@ public final class ViplBw {
                 for (int m = 0; m < n; m++) {
                     String what = "message " + m + " of " + n + " of size " + size;
                     d = e.await(true, what);
-                    int slot = m % w;   // receives complete in post order, and are re-posted in order
+                    int slot = (int) (head++ % w);
                     if (d.address() != recv[slot].address() || d.length() != size) {
                         throw new Endpoint.Failure(what + ": " + d.length() + " bytes in " + d);
                     }
                     if (pattern != null) {
-                        Endpoint.verify(pattern, data, (long) slot * max, size, slot, what);
+                        // the client sends message m of a phase from its slot m % window
+                        Endpoint.verify(pattern, data, (long) slot * max, size, m % w, what);
                     }
                     e.post(true, recv[slot], data, dataH, (long) slot * max, max);
                     if (++pending >= threshold && m + 1 < n) {
@@ -297,7 +298,8 @@ public final class ViplBw {
             c.phase(plan.iters(), size);
             double seconds = (System.nanoTime() - t0) / 1e9;
             double mbs = (double) plan.iters() * size / (1 << 20) / seconds;
-            out.printf(Locale.ROOT, "%-10d %-14d %-14.2f %.0f%n", size, plan.iters(), mbs, plan.iters() / seconds);
+            out.printf(Locale.ROOT, mbs >= 0.01 ? "%-10d %-14d %-14.2f %.0f%n" : "%-10d %-14d %-14.6f %.0f%n", size, plan.iters(),
+                    mbs, plan.iters() / seconds);
         }
     }
 }

@@ -41,11 +41,7 @@ public final class ViplPingPong {
     private static void server(Endpoint e, PrintStream out) {
         ToolOptions o = e.o;
         int max = ToolOptions.MAX_SIZE;
-        out.printf("# %s server: %s %s, discriminator %d, waiting for a client%n", PROGRAM, e.deviceName,
-                e.localAddress.inetAddress().getHostAddress(), o.port);
-        VipConnHandle request = e.awaitRequest();
-        VipReliabilityLevel level = o.levelGiven ? o.level : request.remoteAttributes().reliabilityLevel();
-        e.createVi(level);
+        e.createVi(o.level);
         MemorySegment buf = e.allocate(2L * max);
         VipMemHandle bufH = e.handle(buf);
         MemorySegment ctl = e.allocate(4096);
@@ -55,7 +51,10 @@ public final class ViplPingPong {
         for (int i = 0; i < 2; i++) {
             e.post(true, recv[i], buf, bufH, (long) i * max, max);
         }
-        e.accept(request);
+        out.printf("# %s server: %s %s, discriminator %d, waiting for a client%n", PROGRAM, e.deviceName,
+                e.localAddress.inetAddress().getHostAddress(), o.port);
+        VipConnHandle request = e.awaitRequest();
+        VipReliabilityLevel level = e.accept(request);
         out.printf("# connected to %s, %s%n", request.remoteAddress().inetAddress().getHostAddress(), ToolOptions.name(level));
 
         VipDescriptor d = e.await(true, "the client's plan");

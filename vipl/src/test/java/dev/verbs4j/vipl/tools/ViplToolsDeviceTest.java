@@ -26,26 +26,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Tag(TestBed.TAG)
 class ViplToolsDeviceTest {
 
-    private static final Duration RUN_LIMIT = Duration.ofSeconds(60);
-    private static final Pattern ROW = Pattern.compile("(\\d+) +(\\d+) +(\\d+\\.\\d\\d) +(\\d+(?:\\.\\d\\d)?)");
+    private static final Duration RUN_LIMIT = Duration.ofSeconds(100);
+    private static final Pattern ROW = Pattern.compile("(\\d+) +(\\d+) +(\\d+\\.\\d+) +(\\d+(?:\\.\\d+)?)");
 
     /** Runs server (host B) and client (host A) of {@code tool} with the options; returns the client's rows. */
     private static List<double[]> pair(ToolRunner.JavaTool tool, String name, int port, String... options) throws Exception {
         TestBed.Host a = TestBed.hostA();
         TestBed.Host b = TestBed.hostB();
-        List<String> common = new ArrayList<>(List.of("-p", String.valueOf(port), "-t", "20"));
+        List<String> common = new ArrayList<>(List.of("-p", String.valueOf(port), "-t", "60"));
         common.addAll(List.of(options));
         List<String> server = new ArrayList<>(common);
         server.addAll(List.of("-d", b.device()));
         List<String> client = new ArrayList<>(common);
         client.addAll(List.of("-d", a.device(), b.address()));
+        long t0 = System.nanoTime();
         Background s = ToolRunner.startJava(tool, name + " server", RUN_LIMIT, server.toArray(String[]::new));
         try {
             Run c = ToolRunner.startJava(tool, name + " client", RUN_LIMIT, client.toArray(String[]::new)).await();
             Run r = s.await();
-            System.out.println(name + " " + String.join(" ", options) + ":\n  " + String.join("\n  ", c.out()));
-            assertThat(c.status()).as("%s", c).isZero();
-            assertThat(r.status()).as("%s", r).isZero();
+            System.out.printf(Locale.ROOT, "%s %s (%.1f s):%n  %s%n", name, String.join(" ", options), (System.nanoTime() - t0) / 1e9,
+                    String.join("\n  ", c.out()));
+            assertThat(c.status()).as("%s%n%s", c, r).isZero();
+            assertThat(r.status()).as("%s%n%s", r, c).isZero();
             assertThat(c.err()).as("%s", c).isEmpty();
             assertThat(r.err()).as("%s", r).isEmpty();
             assertThat(c.out()).as("%s", c).anyMatch(l -> l.startsWith("#bytes"));
@@ -77,10 +79,10 @@ class ViplToolsDeviceTest {
     @Test
     @Timeout(120)
     void pingpongPollingAndWaiting() throws Exception {
-        checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18601, "-s", "64,4096", "-n", "20"), 20, 64, 4096);
-        checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18602, "-s", "64,4096", "-n", "20", "-w"), 20, 64, 4096);
-        checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18603, "-s", "1,65536", "-n", "10", "-w", "-c",
-                "-r", "reliable-reception"), 10, 1, 65536);
+        checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18601, "-s", "64,4096", "-n", "10"), 10, 64, 4096);
+        checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18602, "-s", "64,4096", "-n", "10", "-w"), 10, 64, 4096);
+        checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18603, "-s", "1,65536", "-n", "5", "-w", "-c",
+                "-r", "reliable-reception"), 5, 1, 65536);
     }
 
     @Test
@@ -123,7 +125,7 @@ class ViplToolsDeviceTest {
     @Timeout(120)
     void pingpongNextToIbvRcPingpong() throws Exception {
         int size = 4096;
-        int iters = 200;
+        int iters = 100;
         TestBed.Host lo = TestBed.loopback();
         int port = 18630;
         String[] common = {"-d", lo.device(), "-g", String.valueOf(lo.gidIndex()), "-p", String.valueOf(port),
