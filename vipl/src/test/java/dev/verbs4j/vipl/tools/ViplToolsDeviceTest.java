@@ -31,6 +31,12 @@ class ViplToolsDeviceTest {
 
     /** Runs server (host B) and client (host A) of {@code tool} with the options; returns the client's rows. */
     private static List<double[]> pair(ToolRunner.JavaTool tool, String name, int port, String... options) throws Exception {
+        return pair(tool, name, port, List.of(), options);
+    }
+
+    /** As {@link #pair(ToolRunner.JavaTool, String, int, String...)}, {@code clientOnly} given to the client alone. */
+    private static List<double[]> pair(ToolRunner.JavaTool tool, String name, int port, List<String> clientOnly, String... options)
+            throws Exception {
         TestBed.Host a = TestBed.hostA();
         TestBed.Host b = TestBed.hostB();
         List<String> common = new ArrayList<>(List.of("-p", String.valueOf(port), "-t", "60"));
@@ -38,6 +44,7 @@ class ViplToolsDeviceTest {
         List<String> server = new ArrayList<>(common);
         server.addAll(List.of("-d", b.device()));
         List<String> client = new ArrayList<>(common);
+        client.addAll(clientOnly);
         client.addAll(List.of("-d", a.device(), b.address()));
         long t0 = System.nanoTime();
         Background s = ToolRunner.startJava(tool, name + " server", RUN_LIMIT, server.toArray(String[]::new));
@@ -81,8 +88,9 @@ class ViplToolsDeviceTest {
     void pingpongPollingAndWaiting() throws Exception {
         checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18601, "-s", "64,4096", "-n", "10"), 10, 64, 4096);
         checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18602, "-s", "64,4096", "-n", "10", "-w"), 10, 64, 4096);
-        checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18603, "-s", "1,65536", "-n", "5", "-w", "-c",
-                "-r", "reliable-reception"), 5, 1, 65536);
+        // the server takes the client's reliability level
+        checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18603, List.of("-r", "reliable-reception"), "-s", "1,65536",
+                "-n", "5", "-w", "-c"), 5, 1, 65536);
     }
 
     @Test
@@ -95,7 +103,7 @@ class ViplToolsDeviceTest {
 
     @Test
     @Timeout(120)
-    void aMissingPeerEndsWithinTheTimeout() throws Exception {
+    void failuresEndWithAMessageWithinTheTimeout() throws Exception {
         TestBed.Host a = TestBed.hostA();
         TestBed.Host b = TestBed.hostB();
         long t0 = System.nanoTime();
@@ -119,6 +127,23 @@ class ViplToolsDeviceTest {
                 b.address()).await();
         assertThat(u.status()).as("%s", u).isEqualTo(2);
         assertThat(u.err().getFirst()).contains("reliability level unreliable is not supported");
+
+        // a vipl-bw client at a vipl-pingpong server: refused, both end with a message
+        Background ps = ToolRunner.startJava(ViplPingPong::run, "pingpong server", RUN_LIMIT, "-d", b.device(), "-p", "18622",
+                "-t", "60");
+        try {
+            Run bc = ToolRunner.startJava(ViplBw::run, "bw client", RUN_LIMIT, "-d", a.device(), "-p", "18622", "-t", "60",
+                    b.address()).await();
+            Run pr = ps.await();
+            System.out.println("bw client at a pingpong server: " + bc.err() + " / " + pr.err());
+            assertThat(pr.status()).as("%s", pr).isEqualTo(1);
+            assertThat(pr.err()).as("%s", pr).singleElement().asString()
+                    .isEqualTo("vipl-pingpong: refused the client: the client is vipl-bw, this server is vipl-pingpong");
+            assertThat(bc.status()).as("%s", bc).isEqualTo(1);
+            assertThat(bc.err()).as("%s", bc).singleElement().asString().startsWith("vipl-bw: ");
+        } finally {
+            ps.stop();
+        }
     }
 
     @Test

@@ -115,6 +115,23 @@ class ViplToolsOptionsTest {
     }
 
     @Test
+    void verifyNamesTheFirstDifferingByte() {
+        try (var arena = java.lang.foreign.Arena.ofConfined()) {
+            var pattern = Endpoint.pattern(arena, 4096);
+            var data = arena.allocate(4096);
+            java.lang.foreign.MemorySegment.copy(pattern, 7, data, 0, 4096);
+            Endpoint.verify(pattern, data, 0, 4096, 7, "ping 7");
+            Endpoint.verify(pattern, data, 0, 4096, 7 + Endpoint.PATTERN_SHIFT, "ping 258");
+            assertThatThrownBy(() -> Endpoint.verify(pattern, data, 0, 4096, 8, "ping 8"))
+                    .isInstanceOf(Endpoint.Failure.class).hasMessageStartingWith("payload mismatch in ping 8 at byte 0");
+            data.set(java.lang.foreign.ValueLayout.JAVA_BYTE, 1000, (byte) ~data.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 1000));
+            assertThatThrownBy(() -> Endpoint.verify(pattern, data, 0, 4096, 7, "ping 7"))
+                    .hasMessageStartingWith("payload mismatch in ping 7 at byte 1000: expected 0x");
+            Endpoint.verify(pattern, data, 0, 1000, 7, "ping 7, the first 1000 bytes");
+        }
+    }
+
+    @Test
     void aMissingDeviceIsARunTimeFailure() {
         assertThat(pingpong("-d", "no_such_nic", "-t", "1", "127.0.0.1")).isEqualTo(1);
         assertThat(err()).startsWith("vipl-pingpong: VipOpenNic: VIP_INVALID_PARAMETER").contains("no_such_nic");
