@@ -55,7 +55,7 @@ final class ToolOptions {
     private ToolOptions(boolean bw) {
         this.bw = bw;
         this.program = bw ? "vipl-bw" : "vipl-pingpong";
-        this.iters = bw ? 1000 : 1000;
+        this.iters = 1000;
         this.sizes = new int[]{bw ? 65536 : 4096};
     }
 
