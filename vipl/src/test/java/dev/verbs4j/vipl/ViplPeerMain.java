@@ -40,6 +40,13 @@ final class ViplPeerMain {
             VipMemHandle noWriteH = Vipl.registerMem(nic, noWrite, VipMemAttributes.of(ptag));
             VipMemHandle descH = Vipl.registerMem(nic, descs, VipMemAttributes.of(ptag));
             data.asSlice(READ_AT, 64).fill((byte) READ_FILL);
+            // ConnectWait with timeout 0 starts the listener, so that a request sent once this
+            // line is read queues for the waits below instead of finding nobody (NOT_REACHABLE)
+            try {
+                Vipl.connectWait(nic, VipNetAddress.of(address, REJECTED), 0);
+            } catch (VipException e) {
+                check(e.code() == VipReturn.TIMEOUT, "connectWait(0): " + e.getMessage());
+            }
             System.out.println("LISTENING");
 
             // a request to reject
