@@ -84,7 +84,7 @@ class ViplToolsDeviceTest {
     }
 
     @Test
-    @Timeout(120)
+    @Timeout(240)
     void pingpongPollingAndWaiting() throws Exception {
         checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18601, "-s", "64,4096", "-n", "10"), 10, 64, 4096);
         checkRows(pair(ViplPingPong::run, "vipl-pingpong", 18602, "-s", "64,4096", "-n", "10", "-w"), 10, 64, 4096);
@@ -94,7 +94,7 @@ class ViplToolsDeviceTest {
     }
 
     @Test
-    @Timeout(120)
+    @Timeout(240)
     void bwPollingAndWaiting() throws Exception {
         checkRows(pair(ViplBw::run, "vipl-bw", 18611, "-s", "4096,65536", "-n", "200", "-q", "16"), 200, 4096, 65536);
         checkRows(pair(ViplBw::run, "vipl-bw", 18612, "-s", "4096,65536", "-n", "200", "-q", "16", "-w", "-c", "-V"),
@@ -102,7 +102,7 @@ class ViplToolsDeviceTest {
     }
 
     @Test
-    @Timeout(120)
+    @Timeout(240)
     void failuresEndWithAMessageWithinTheTimeout() throws Exception {
         TestBed.Host a = TestBed.hostA();
         TestBed.Host b = TestBed.hostB();
@@ -147,7 +147,7 @@ class ViplToolsDeviceTest {
     }
 
     @Test
-    @Timeout(120)
+    @Timeout(240)
     void pingpongNextToIbvRcPingpong() throws Exception {
         int size = 4096;
         int iters = 100;
