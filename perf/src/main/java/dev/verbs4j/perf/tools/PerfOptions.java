@@ -125,6 +125,13 @@ final class PerfOptions {
     /** Set when parsing ends without the parser's error line (-h, -V, an atomic size). */
     boolean quietExit;
 
+    /** perftest's default receive depth of the SEND tests. */
+    static final int DEFAULT_RX_SEND = 512;
+    /** The receive depth perftest gives UC and UD SEND tests (at most the iterations). */
+    static final int UC_MAX_RX = 16000;
+    /** The largest inline message perftest allows on UD. */
+    static final int MAX_INLINE_UD = 884;
+
     PerfOptions(String program, Verb verb, Kind kind) {
         this.program = program;
         this.verb = verb;
@@ -132,7 +139,17 @@ final class PerfOptions {
         this.size = verb == Verb.ATOMIC ? 8 : kind == Kind.LAT ? 2 : 65536;
         this.iters = verb == Verb.WRITE && kind == Kind.BW ? 5000 : 1000;
         this.txDepth = kind == Kind.LAT ? 1 : 128;
-        this.rxDepth = verb == Verb.SEND ? 512 : 1;
+        this.rxDepth = verb == Verb.SEND ? DEFAULT_RX_SEND : 1;
+    }
+
+    /** Unreliable Connection (-c UC): SEND and WRITE without acknowledgements. */
+    boolean isUc() {
+        return connection.equals("UC");
+    }
+
+    /** Unreliable Datagram (-c UD): SEND only, at most one MTU, through an address handle. */
+    boolean isUd() {
+        return connection.equals("UD");
     }
 
     boolean isClient() {
@@ -244,9 +261,19 @@ final class PerfOptions {
                     quietExit = true;
                     return 1;
                 }
-                if (!a.equals("RC")) {
-                    // UC, UD, XRC, DC, SRD: not available in this implementation yet
-                    err.print(" " + program + ": connection type " + a + " is not supported by verbs4j (RC only)\n");
+                if (a.equals("UC") && (verb == Verb.READ || verb == Verb.ATOMIC)) {
+                    err.print(" UC connection not possible in READ/ATOMIC verbs\n");
+                    quietExit = true;
+                    return 1;
+                }
+                if (a.equals("UD") && verb != Verb.SEND) {
+                    err.print(" UD connection only possible in SEND verb\n");
+                    quietExit = true;
+                    return 1;
+                }
+                if (!a.equals("RC") && !a.equals("UC") && !a.equals("UD")) {
+                    // XRC, DC and SRD need an XRC domain, mlx5 or EFA: not in verbs4j's tools
+                    err.print(" " + program + ": connection type " + a + " is not supported by verbs4j (RC, UC and UD are)\n");
                     return 1;
                 }
             }
@@ -497,6 +524,16 @@ final class PerfOptions {
             err.print(" Please choose mtu from {256,512,1024,2048,4096}\n");
             return 1;
         }
+        if (rdmaCm && isUc()) {
+            out.print(PerfOutput.RESULT_LINE);
+            out.print(" UC is not supported in librdmacm\n");
+            quietExit = true;
+            return 1;
+        }
+        if (rdmaCm && isUd()) {
+            err.print(" " + program + ": UD with rdma_cm (-R) is not supported by verbs4j; UD runs over the TCP exchange\n");
+            return 1;
+        }
         if (tos != -1 && !rdmaCm) {
             out.print(" TOS only valid for rdma_cm based QP and RawEth QP \n");
             quietExit = true;
@@ -530,6 +567,10 @@ final class PerfOptions {
             if (counted && rxDepth > iters) {
                 rxDepth = iters;
             }
+            // every receive of an unreliable stream is posted before it starts: no RNR retry there
+            if (counted && (isUc() || isUd()) && rxDepth == DEFAULT_RX_SEND) {
+                rxDepth = Math.min(iters, UC_MAX_RX);
+            }
             if (!all && rxDepth % 2 == 1) {
                 rxDepth++;
             }
@@ -537,7 +578,8 @@ final class PerfOptions {
         if (kind == Kind.BW) {
             // not with -e either: perftest keeps the moderation for events; and perftest forces 1
             // before it takes a post list's size as the moderation, so a post list wins
-            boolean forceOne = !cqModGiven && !all && !events && postList <= 1 && size > 8192 && verb != Verb.ATOMIC;
+            boolean forceOne = !cqModGiven && !all && !events && postList <= 1 && size > 8192 && verb != Verb.ATOMIC
+                    && !isUd();
             if (forceOne) {
                 cqMod = 1;
             }
@@ -551,6 +593,11 @@ final class PerfOptions {
             inlineSize = 0;
         } else if (inlineSize < 0) {
             inlineSize = 0; // an unknown vendor (rxe): no inline by default
+        }
+        if (isUd() && inlineSize > MAX_INLINE_UD) {
+            out.print(PerfOutput.RESULT_LINE);
+            err.print("Setting inline size to " + MAX_INLINE_UD + " (Max inline size in UD)\n");
+            inlineSize = MAX_INLINE_UD;
         }
         return null;
     }

@@ -3,6 +3,7 @@ package dev.verbs4j.perf.tools;
 import dev.verbs4j.perf.tools.PerfOptions.Kind;
 import dev.verbs4j.perf.tools.PerfOptions.Verb;
 import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.AddressVector;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
@@ -68,6 +69,10 @@ final class Perftest {
 
     private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
     private static final int WCS = 64;
+    /** perftest's Q_Key of every UD queue pair. */
+    private static final int QKEY = 0x11111111;
+    /** The GRH in front of every UD receive. */
+    private static final int UD_ADDITION = 40;
     /** How long one wait for a completion event lasts before the interrupt flag is looked at. */
     private static final Duration EVENT_SLICE = Duration.ofMillis(200);
 
@@ -119,6 +124,8 @@ final class Perftest {
     private CompletionQueue sendCq;
     private CompletionQueue recvCq;
     private QueuePair[] qps;
+    /** UD: per queue pair, the address handle of the peer's queue pair (on the sending sides). */
+    private AddressHandle[] ahs;
     private SendRequests[] sends;
     private ReceiveRequests[] recvs;
     private WorkCompletions wcs;
@@ -303,6 +310,13 @@ final class Perftest {
             int want = Integer.numberOfTrailingZeros(o.mtu) - 7;
             mtuCode = Math.min(want, active);
         }
+        if (o.isUd() && o.size > mtuBytes()) {
+            if (o.all) {
+                err.print(" Max msg size in UD is MTU " + mtuBytes() + "\n");
+                err.print(" Changing to this MTU\n");
+            }
+            o.size = mtuBytes();
+        }
         boolean ethernet = port.linkLayer() == LinkLayer.ETHERNET;
         if (o.gidGiven) {
             gidIndex = o.gidIndex;
@@ -329,6 +343,11 @@ final class Perftest {
         } else {
             ownOutReads = 1;
         }
+    }
+
+    /** The path MTU in bytes. */
+    private int mtuBytes() {
+        return 128 << mtuCode;
     }
 
     private Wire.Channel openTcp() throws Exit {
@@ -390,6 +409,9 @@ final class Perftest {
         long buffSize = Math.max(o.size, cycleBuffer);
         region = (buffSize + cacheLine - 1) / cacheLine * cacheLine;
         long total = region * 2 * o.numQps;
+        if (o.isUd()) {
+            total += cacheLine; // a receive starts UD_ADDITION bytes before the cache line (the GRH)
+        }
         try {
             arena = Arena.ofShared();
             buf = arena.allocate(total, 4096);
@@ -451,6 +473,7 @@ final class Perftest {
         recvPosted = new int[o.numQps];
         sends = new SendRequests[o.numQps];
         recvs = new ReceiveRequests[o.numQps];
+        ahs = new AddressHandle[o.numQps];
         wcs = new WorkCompletions(WCS);
         if (!cmQps) {
             for (int i = 0; i < o.numQps; i++) {
@@ -461,7 +484,8 @@ final class Perftest {
 
     /** The init attributes of every test queue pair. */
     QueuePairInit qpInit() {
-        return QueuePairInit.of(QpType.RC, sendCq, recvCq).maxSendWr(o.txDepth).maxRecvWr(o.rxDepth)
+        QpType type = o.isUd() ? QpType.UD : o.isUc() ? QpType.UC : QpType.RC;
+        return QueuePairInit.of(type, sendCq, recvCq).maxSendWr(o.txDepth).maxRecvWr(o.rxDepth)
                 .maxSendSge(1).maxRecvSge(1).maxInlineData(o.inlineSize);
     }
 
@@ -473,13 +497,17 @@ final class Perftest {
             } catch (RuntimeException e) {
                 throw exit(" Unable to create QP.", 1);
             }
-            QueuePairAttributes init = new QueuePairAttributes().state(QpState.INIT).pkeyIndex(0).port(o.ibPort)
-                    .accessFlags(switch (o.verb) {
-                        case SEND -> Access.REMOTE_WRITE | Access.LOCAL_WRITE;
-                        case WRITE -> Access.REMOTE_WRITE;
-                        case READ -> Access.REMOTE_READ;
-                        case ATOMIC -> Access.REMOTE_ATOMIC;
-                    });
+            QueuePairAttributes init = new QueuePairAttributes().state(QpState.INIT).pkeyIndex(0).port(o.ibPort);
+            if (o.isUd()) {
+                init.qkey(QKEY);
+            } else {
+                init.accessFlags(switch (o.verb) {
+                    case SEND -> Access.REMOTE_WRITE | Access.LOCAL_WRITE;
+                    case WRITE -> Access.REMOTE_WRITE;
+                    case READ -> Access.REMOTE_READ;
+                    case ATOMIC -> Access.REMOTE_ATOMIC;
+                });
+            }
             try {
                 qps[i].modify(init);
             } catch (RuntimeException e) {
@@ -621,9 +649,13 @@ final class Perftest {
             Wire.Dest r = rem[i];
             AddressVector av = new AddressVector(o.ibPort, r.lid(), o.sl, gidIndex >= 0 ? Gid.of(r.gid()) : null,
                     Math.max(0, gidIndex), 255, 0, 0);
-            QueuePairAttributes rtr = new QueuePairAttributes().state(QpState.RTR).addressVector(av)
-                    .pathMtu(Mtu.of(mtuCode)).destQpn(r.qpn()).rqPsn(r.psn()).maxDestRdAtomic(ownOutReads)
-                    .minRnrTimer(12);
+            QueuePairAttributes rtr = new QueuePairAttributes().state(QpState.RTR);
+            if (!o.isUd()) {
+                rtr.addressVector(av).pathMtu(Mtu.of(mtuCode)).destQpn(r.qpn()).rqPsn(r.psn());
+            }
+            if (!o.isUd() && !o.isUc()) {
+                rtr.maxDestRdAtomic(ownOutReads).minRnrTimer(12);
+            }
             try {
                 qps[i].modify(rtr);
             } catch (RuntimeException e) {
@@ -631,13 +663,23 @@ final class Perftest {
                 throw exit(" Unable to Connect the HCA's through the link", 1);
             }
             if (send) {
-                QueuePairAttributes rts = new QueuePairAttributes().state(QpState.RTS).sqPsn(my[i].psn())
-                        .timeout(o.qpTimeout).retryCount(7).rnrRetry(7).maxRdAtomic(Math.max(1, r.outReads()));
+                QueuePairAttributes rts = new QueuePairAttributes().state(QpState.RTS).sqPsn(my[i].psn());
+                if (!o.isUd() && !o.isUc()) {
+                    rts.timeout(o.qpTimeout).retryCount(7).rnrRetry(7).maxRdAtomic(Math.max(1, r.outReads()));
+                }
                 try {
                     qps[i].modify(rts);
                 } catch (RuntimeException e) {
                     err.print("Failed to modify QP to RTS\n");
                     throw exit(" Unable to Connect the HCA's through the link", 1);
+                }
+                if (o.isUd()) {
+                    try {
+                        ahs[i] = pd.createAddressHandle(av);
+                    } catch (RuntimeException e) {
+                        err.print("Failed to create AH\n");
+                        throw exit(" Unable to Connect the HCA's through the link", 1);
+                    }
                 }
             }
         }
@@ -649,8 +691,10 @@ final class Perftest {
         if (!o.all) {
             return new long[]{o.size};
         }
-        long[] s = new long[23];
-        for (int i = 1; i <= 23; i++) {
+        // UD: up to the MTU
+        int top = o.isUd() ? Integer.numberOfTrailingZeros(mtuBytes()) : 23;
+        long[] s = new long[top];
+        for (int i = 1; i <= top; i++) {
             s[i - 1] = 1L << i;
         }
         return s;
@@ -745,7 +789,7 @@ final class Perftest {
 
     private void pingPongSend(long size, long[] tposted) throws Exit {
         int iters = o.iters;
-        sends[0].get(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, localOffset(0), (int) size);
+        datagram(sends[0].get(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, localOffset(0), (int) size), 0);
         int scnt = 0;
         int rcnt = 0;
         while (scnt < iters || rcnt < iters) {
@@ -770,7 +814,7 @@ final class Perftest {
      * receive, and the receives of the window are counted.
      */
     private void pingPongSendDuration(long size) throws Exit {
-        sends[0].get(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, localOffset(0), (int) size);
+        datagram(sends[0].get(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, localOffset(0), (int) size), 0);
         Phases phases = null;
         long counted = 0;
         int scnt = 0;
@@ -813,6 +857,13 @@ final class Perftest {
             awaitOne(sendCq, false, scnt, scnt);
         }
         reportLatencyDuration(size, counted, phases);
+    }
+
+    /** UD: addresses a SEND of queue pair {@code i} to the peer's queue pair. */
+    private void datagram(SendRequest wr, int i) {
+        if (o.isUd()) {
+            wr.ud(ahs[i], rem[i].qpn(), QKEY);
+        }
     }
 
     private int flags(long size) {
@@ -1157,7 +1208,7 @@ final class Perftest {
                 SendRequest wr = sends[i].get(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
                         .sge(mr, localOffset(i), (int) size);
                 switch (o.verb) {
-                    case SEND -> wr.opcode(Opcode.SEND);
+                    case SEND -> datagram(wr.opcode(Opcode.SEND), i);
                     case WRITE -> wr.opcode(Opcode.RDMA_WRITE).rdma(rem[i].vaddr(), rem[i].rkey());
                     case READ -> wr.opcode(Opcode.RDMA_READ).rdma(rem[i].vaddr(), rem[i].rkey());
                     case ATOMIC -> atomic(wr, rem[i]);
@@ -1325,7 +1376,12 @@ final class Perftest {
     /** Posts up to rx_depth receives of {@code size} bytes per queue pair for the next round. */
     private void postInitialReceives(long size) throws Exit {
         for (int i = 0; i < o.numQps; i++) {
-            recvs[i].get(0).wrId(i).sge(mr, remoteOffset(i), (int) size);
+            if (o.isUd()) {
+                // the 40-byte GRH lands just before the cache line the payload starts on
+                recvs[i].get(0).wrId(i).sge(mr, remoteOffset(i) + cacheLine - UD_ADDITION, (int) size + UD_ADDITION);
+            } else {
+                recvs[i].get(0).wrId(i).sge(mr, remoteOffset(i), (int) size);
+            }
             recvPosted[i] = 0;
             int first = o.duration > 0 ? o.rxDepth : Math.min(o.rxDepth, o.iters);
             for (int k = 0; k < first; k++) {
@@ -1453,6 +1509,9 @@ final class Perftest {
             cm.disconnect();
         } else if (channel != null) {
             channel.close();
+        }
+        for (AutoCloseable c : ahs == null ? new AutoCloseable[0] : ahs) {
+            closeQuietly(c);
         }
         for (AutoCloseable c : qps == null ? new AutoCloseable[0] : qps) {
             closeQuietly(c);

@@ -33,7 +33,13 @@ final class Usage {
         if (bw) {
             s.append("  -b, --bidirectional  Measure traffic in both directions (default one direction)\n");
         }
-        s.append("  -c, --connection=<RC>  Connection type (verbs4j: RC only)\n");
+        String types = switch (o.verb) {
+            case SEND -> "RC/UC/UD";
+            case WRITE -> "RC/UC";
+            case READ, ATOMIC -> "RC";
+        };
+        s.append("  -c, --connection=<").append(types).append(">  Connection type ").append(types)
+                .append(" (default RC)\n");
         if (!bw) {
             s.append("  -C, --report-cycles  Report times in clock units (here: nanoseconds)\n");
         }

@@ -8,7 +8,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,9 +22,11 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
+import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
  * The eight Java perftest tools on Soft-RoCE, each option set in three directions: Java against
@@ -104,6 +108,31 @@ class PerftestDeviceTest {
     @Timeout(600)
     void allSizesWriteBandwidth() throws Exception {
         threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("-a", "-n", "5"));
+    }
+
+    // ---- the unreliable transports ----
+
+    static Stream<Arguments> unreliable() {
+        return Stream.of(arguments(PerfTool.SEND_LAT, "UC"), arguments(PerfTool.SEND_BW, "UC"),
+                arguments(PerfTool.WRITE_LAT, "UC"), arguments(PerfTool.WRITE_BW, "UC"),
+                arguments(PerfTool.SEND_LAT, "UD"), arguments(PerfTool.SEND_BW, "UD"));
+    }
+
+    @ParameterizedTest(name = "{0} -c {1}")
+    @MethodSource("unreliable")
+    @Timeout(300)
+    void unreliableTransports(PerfTool tool, String type) throws Exception {
+        // UC queue pairs (no acknowledgements, no RNR retry) and UD ones (an address handle per
+        // peer, the GRH in front of every receive) on the loopback device
+        threeWays(tool, Topology.LOOPBACK, List.of("-c", type, "-n", ITERS));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "SEND_BW"})
+    @Timeout(300)
+    void datagramsOfAllSizesAcrossHosts(PerfTool tool) throws Exception {
+        // -a on UD stops at the MTU (1024 B across the veth pair): both sides say so and agree
+        threeWays(tool, Topology.HOSTS, List.of("-c", "UD", "-a", "-n", "5"));
     }
 
     // ---- completion events, duration mode, the JSON file ----
@@ -387,7 +416,7 @@ class PerftestDeviceTest {
         boolean duplex = opts.contains("-b");
         int qps = opts.contains("-q") ? Integer.parseInt(opts.get(opts.indexOf("-q") + 1)) : 1;
         long iters = Long.parseLong(opts.get(opts.indexOf("-n") + 1)) * (tool.bw ? qps : 1);
-        List<Long> sizes = sizes(tool, opts);
+        List<Long> sizes = sizes(tool, opts, mtu(p.client()));
 
         // the tables: one row per size, or as perftest prints them on each side
         List<Long> serverSizes = !tool.bw ? (tool.passiveLatencyServer() ? List.of() : sizes)
@@ -406,6 +435,8 @@ class PerftestDeviceTest {
         for (Run r : List.of(p.server(), p.client())) {
             assertThat(r.out()).as(both).contains(" Number of qps   : " + qps + "\t\tTransport type : IB");
             assertThat(r.out()).as(both).contains(" rdma_cm QPs\t : " + (opts.contains("-R") ? "ON" : "OFF"));
+            String type = opts.contains("-c") ? opts.get(opts.indexOf("-c") + 1) : "RC";
+            assertThat(r.out()).as(both).contains(" Connection type : " + type + "\t\tUsing SRQ      : OFF");
         }
     }
 
@@ -468,10 +499,18 @@ class PerftestDeviceTest {
         assertThat(addresses(p.client(), "remote")).as(both).isEqualTo(addresses(p.server(), "local"));
     }
 
-    private static List<Long> sizes(PerfTool tool, List<String> opts) {
+    /** The MTU a side's header names. */
+    private static int mtu(Run r) {
+        return r.out().stream().filter(l -> l.startsWith(" Mtu             : ")).findFirst()
+                .map(l -> Integer.parseInt(l.replaceAll("[^0-9]", ""))).orElse(0);
+    }
+
+    private static List<Long> sizes(PerfTool tool, List<String> opts, int mtu) {
+        boolean ud = opts.contains("UD");
         if (opts.contains("-a")) {
             List<Long> all = new ArrayList<>();
-            for (int i = 1; i <= 23; i++) {
+            int top = ud ? Integer.numberOfTrailingZeros(mtu) : 23;
+            for (int i = 1; i <= top; i++) {
                 all.add(1L << i);
             }
             return all;

@@ -73,6 +73,12 @@ class PerftestOptionsTest {
             {"ib_send_bw -D 4 -f 2", 1, DASHES, "please check that DURATION > 2*MARGIN\n"},
             {"ib_send_bw -f 3", 1, DASHES, "please check that DURATION > 2*MARGIN\n"},
             {"ib_send_lat -D 2 -l 2", 1, DASHES, "Post list is supported in BW tests only\n"},
+            {"ib_read_bw -c UC", 1, "", " UC connection not possible in READ/ATOMIC verbs\n"},
+            {"ib_atomic_lat -c UC", 1, "", " UC connection not possible in READ/ATOMIC verbs\n"},
+            {"ib_write_bw -c UD", 1, "", " UD connection only possible in SEND verb\n"},
+            {"ib_read_lat -c UD", 1, "", " UD connection only possible in SEND verb\n"},
+            {"ib_send_lat -c UC -R", 1, DASHES + " UC is not supported in librdmacm\n", ""},
+            {"ib_write_bw -c UC -R", 1, DASHES + " UC is not supported in librdmacm\n", ""},
     };
 
     /** One in-process run of a tool. */
@@ -127,6 +133,29 @@ class PerftestOptionsTest {
         assertThat(out.toString(StandardCharsets.UTF_8)).as(what).isEqualTo(expectedOut);
         assertThat(err.toString(StandardCharsets.UTF_8)).as(what).isEmpty();
         return o;
+    }
+
+    @Test
+    void unreliableTransportsAsPerftest() {
+        // UC and UD: every receive of the first round is posted up front (rx depth = -n, at most 16000)
+        PerfOptions uc = accepted(PerfTool.SEND_BW, "-c UC", "");
+        assertThat(uc.isUc()).isTrue();
+        assertThat(uc.rxDepth).isEqualTo(1000);
+        assertThat(accepted(PerfTool.SEND_LAT, "-c UD -n 20000", "").rxDepth).isEqualTo(16000);
+        assertThat(accepted(PerfTool.SEND_BW, "-c UD -r 64", "").rxDepth).isEqualTo(64);
+        // no CQ moderation of 1 for large UD messages (perftest leaves it: UD messages are small)
+        assertThat(accepted(PerfTool.SEND_BW, "-c UD -s 65536", "").cqMod).isEqualTo(100);
+        assertThat(accepted(PerfTool.SEND_BW, "-c UC -s 65536", "").cqMod).isEqualTo(1);
+        assertThat(accepted(PerfTool.WRITE_LAT, "-c UC", "").isUc()).isTrue();
+        // UD's inline limit, with perftest's words
+        PerfOptions o = new PerfOptions("ib_send_bw", PerfOptions.Verb.SEND, PerfOptions.Kind.BW);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        assertThat(o.parse(new String[]{"-c", "UD", "-I", "900"}, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8))).isNull();
+        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo(DASHES);
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("Setting inline size to 884 (Max inline size in UD)\n");
+        assertThat(o.inlineSize).isEqualTo(884);
     }
 
     @Test
