@@ -159,6 +159,25 @@ public final class QueuePairAttributes {
         return this;
     }
 
+    /**
+     * Drops the attributes a queue pair of {@code type} does not take in a transition (the IB
+     * specification's modify-QP table): a UC queue pair has no timeout, retries, RNR timer or
+     * RDMA read/atomic depths; a UD one has no path, remote QPN, RQ PSN or access flags either.
+     * For attributes written for an RC queue pair (as {@code rdma_init_qp_attr} gives them) used
+     * on a queue pair of another type. Returns this.
+     */
+    public QueuePairAttributes restrictTo(QpType type) {
+        int reliable = TIMEOUT | RETRY_CNT | RNR_RETRY | MAX_QP_RD_ATOMIC | MIN_RNR_TIMER | MAX_DEST_RD_ATOMIC;
+        switch (type) {
+            case UC -> mask &= ~reliable;
+            case UD -> mask &= ~(reliable | AV | PATH_MTU | DEST_QPN | RQ_PSN | ACCESS_FLAGS);
+            default -> {
+                // RC and the others: as given
+            }
+        }
+        return this;
+    }
+
     /** The {@code IBV_QP_*} mask of the attributes set. */
     public int mask() {
         return mask;

@@ -46,6 +46,22 @@ class ConstantsTest {
     }
 
     @Test
+    void attributesRestrictedToTheQueuePairType() {
+        // what rdma_init_qp_attr gives for RTR and RTS of a connection, kept as each type takes it
+        QueuePairAttributes rtr = new QueuePairAttributes().state(QpState.RTR).pathMtu(Mtu.of(3)).destQpn(17).rqPsn(5)
+                .maxDestRdAtomic(4).minRnrTimer(12).accessFlags(Access.REMOTE_WRITE);
+        int all = rtr.mask();
+        assertThat(rtr.restrictTo(QpType.RC).mask()).isEqualTo(all);
+        assertThat(rtr.restrictTo(QpType.UC).mask()).isEqualTo(IBV_QP_STATE() | IBV_QP_PATH_MTU() | IBV_QP_DEST_QPN()
+                | IBV_QP_RQ_PSN() | IBV_QP_ACCESS_FLAGS());
+        QueuePairAttributes rts = new QueuePairAttributes().state(QpState.RTS).sqPsn(9).timeout(14).retryCount(7)
+                .rnrRetry(7).maxRdAtomic(4);
+        assertThat(rts.restrictTo(QpType.UC).mask()).isEqualTo(IBV_QP_STATE() | IBV_QP_SQ_PSN());
+        assertThat(new QueuePairAttributes().state(QpState.RTR).destQpn(3).qkey(7).restrictTo(QpType.UD).mask())
+                .isEqualTo(IBV_QP_STATE() | IBV_QP_QKEY());
+    }
+
+    @Test
     void enumsHaveTheCValues() {
         assertThat(Opcode.SEND.code()).isEqualTo(IBV_WR_SEND());
         assertThat(Opcode.ATOMIC_WRITE.code()).isEqualTo(IBV_WR_ATOMIC_WRITE());

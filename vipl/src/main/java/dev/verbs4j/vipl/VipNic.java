@@ -4,6 +4,7 @@ import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.DeviceAttributes;
 import dev.verbs4j.verbs.PortAttributes;
+import dev.verbs4j.verbs.TransportType;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 
@@ -35,6 +36,8 @@ public final class VipNic implements AutoCloseable {
     final int queueDepth;
     final int maxSge;
     final int rdmaDepth;
+    /** The reliability levels it provides, as a mask: Unreliable needs UC queue pairs, which only IB transports (IB, RoCE) have. */
+    final int reliabilityLevels;
     final Object lock = new Object();
     final Set<VipPtag> ptags = new LinkedHashSet<>();
     final Map<Integer, VipMemHandle> regions = new HashMap<>();
@@ -55,6 +58,9 @@ public final class VipNic implements AutoCloseable {
         this.queueDepth = Math.min(device.maxQpWr(), Vipl.QUEUE_DEPTH);
         this.maxSge = Math.min(device.maxSge(), Vipl.MAX_SEGMENTS);
         this.rdmaDepth = Math.max(1, Math.min(Math.min(device.maxQpRdAtom(), device.maxQpInitRdAtom()), 8));
+        int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
+        this.reliabilityLevels = context.device().transportType() == TransportType.IB
+                ? reliable | VipReliabilityLevel.UNRELIABLE.mask() : reliable;
     }
 
     /** The device name given to VipOpenNic. */

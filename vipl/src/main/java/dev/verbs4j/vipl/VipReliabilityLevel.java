@@ -6,7 +6,7 @@ package dev.verbs4j.vipl;
  * VIPL headers (1, 2, 4) for code that speaks that encoding.
  */
 public enum VipReliabilityLevel {
-    /** {@code VIP_SERVICE_UNRELIABLE}: at most once, no error state (UC queue pair; not yet supported). */
+    /** {@code VIP_SERVICE_UNRELIABLE}: at most once, no error state (a UC queue pair, D18). */
     UNRELIABLE,
     /** {@code VIP_SERVICE_RELIABLE_DELIVERY}: exactly once, in order; a send completes once transmitted (RC). */
     RELIABLE_DELIVERY,

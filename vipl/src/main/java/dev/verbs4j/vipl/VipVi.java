@@ -11,6 +11,7 @@ import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.QpState;
 import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.QueuePairAttributes;
 import dev.verbs4j.verbs.QueuePairInit;
 import dev.verbs4j.verbs.ReceiveRequest;
 import dev.verbs4j.verbs.ReceiveRequests;
@@ -48,6 +49,10 @@ public final class VipVi implements AutoCloseable {
     /** The outcome of the VipConnectPeerRequest in progress or not yet collected, else null. */
     volatile java.util.concurrent.CompletableFuture<VipReturn> peerConnect;
     private CmId id;
+    /** The INIT, RTR and RTS attributes of the current connection (an Unreliable VI re-arms with them). */
+    private QueuePairAttributes[] connectedAttributes;
+    /** An Unreliable VI's queue pair is in error and is being drained to be re-armed. */
+    private boolean rearming;
     private EventChannel channel;
     volatile boolean destroyed;
 
@@ -58,13 +63,13 @@ public final class VipVi implements AutoCloseable {
         this.recvCq = recvCq;
         this.send = new WorkQueue(this, false, sendCq, nic.queueDepth);
         this.recv = new WorkQueue(this, true, recvCq, nic.queueDepth);
-        this.qp = createQp(attributes.ptag());
+        this.qp = createQp(attributes.ptag(), qpType(attributes));
         this.sendWr = new SendRequests(1, nic.maxSge);
         this.recvWr = new ReceiveRequests(1, nic.maxSge);
     }
 
-    private QueuePair createQp(VipPtag ptag) {
-        QueuePair q = ptag.pd.createQueuePair(QueuePairInit.of(QpType.RC, send.ibvCq, recv.ibvCq)
+    private QueuePair createQp(VipPtag ptag, QpType type) {
+        QueuePair q = ptag.pd.createQueuePair(QueuePairInit.of(type, send.ibvCq, recv.ibvCq)
                 .maxSendWr(nic.queueDepth).maxRecvWr(nic.queueDepth).maxSendSge(nic.maxSge).maxRecvSge(nic.maxSge));
         nic.viByQpn.put(q.qpNum(), this);
         return q;
@@ -108,8 +113,77 @@ public final class VipVi implements AutoCloseable {
         return recvCq;
     }
 
+    /** D18: Unreliable is a UC queue pair (no acknowledgements, no RDMA Read); the reliable levels RC. */
+    private static QpType qpType(VipViAttributes a) {
+        return a.reliabilityLevel() == VipReliabilityLevel.UNRELIABLE ? QpType.UC : QpType.RC;
+    }
+
     int qpAccess() {
-        return (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0) | (attributes.enableRdmaRead() ? Access.REMOTE_READ : 0);
+        boolean read = attributes.enableRdmaRead() && reliable();
+        return (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0) | (read ? Access.REMOTE_READ : 0);
+    }
+
+    /** INIT → RTR → RTS with RDMA CM's attributes for the connection, kept for {@link #rearm}. */
+    private void readyToSend(CmId cmId) {
+        connectedAttributes[1] = cmAttributes(cmId, QpState.RTR);
+        qp.modify(connectedAttributes[1]);
+        connectedAttributes[2] = cmAttributes(cmId, QpState.RTS);
+        qp.modify(connectedAttributes[2]);
+    }
+
+    /**
+     * After an error completion on an Unreliable VI, which stays Connected (§2.5.1): if the
+     * queue pair went to the error state, what it flushes stays posted ({@link #rearming}) and,
+     * once nothing is left in it, it is reset, moved to RTS again with the connection's attributes
+     * (a UC queue pair has no connection state to lose: the peer resynchronises on the next
+     * message) and the descriptors still queued are handed to it again, in order. Under the lock.
+     */
+    void afterUnreliableError() {
+        if (state != VipViState.CONNECTED || connectedAttributes == null) {
+            return;
+        }
+        try {
+            if (qp.queryState() != QpState.ERR) {
+                return;
+            }
+        } catch (RuntimeException e) {
+            return;
+        }
+        rearming = true;
+        rearmIfDrained();
+    }
+
+    /** The second half of {@link #afterUnreliableError}, once the queue pair holds no descriptor. Under the lock. */
+    void rearmIfDrained() {
+        if (!rearming || send.hasInVerbs() || recv.hasInVerbs()) {
+            return;
+        }
+        rearming = false;
+        try {
+            qp.reset();
+            for (QueuePairAttributes a : connectedAttributes) {
+                qp.modify(a);
+            }
+        } catch (RuntimeException e) {
+            enterError(); // the queue pair cannot be used again: a catastrophic error (§7.1)
+            return;
+        }
+        for (WorkQueue q : new WorkQueue[]{recv, send}) {
+            for (Posted p : q.ring) {
+                if (!p.done && !p.inVerbs) {
+                    submit(q, p);
+                }
+            }
+        }
+    }
+
+    boolean rearming() {
+        return rearming;
+    }
+
+    /** RDMA CM's attributes for {@code target}, as this VI's queue pair type takes them. */
+    private QueuePairAttributes cmAttributes(CmId cmId, QpState target) {
+        return cmId.initQueuePairAttributes(target).restrictTo(qpType(attributes));
     }
 
     boolean reliable() {
@@ -239,7 +313,9 @@ public final class VipVi implements AutoCloseable {
     }
 
     private void toInit(CmId cmId) {
-        qp.modify(cmId.initQueuePairAttributes(QpState.INIT).accessFlags(qpAccess()));
+        connectedAttributes = new QueuePairAttributes[3];
+        connectedAttributes[0] = cmAttributes(cmId, QpState.INIT).accessFlags(qpAccess());
+        qp.modify(connectedAttributes[0]);
         synchronized (nic.lock) {
             submitWaitingReceives();
         }
@@ -378,8 +454,7 @@ public final class VipVi implements AutoCloseable {
             if (reply == null) {
                 return failConnect(ch, VipReturn.ERROR_RESOURCE);
             }
-            qp.modify(cmId.initQueuePairAttributes(QpState.RTR));
-            qp.modify(cmId.initQueuePairAttributes(QpState.RTS));
+            readyToSend(cmId);
             cmId.establish();
             connected(cmId, ch, reply.attributes());
             return VipReturn.SUCCESS;
@@ -411,8 +486,7 @@ public final class VipVi implements AutoCloseable {
             ch = EventChannel.create();
             conn.id.migrate(ch);
             toInit(conn.id);
-            qp.modify(conn.id.initQueuePairAttributes(QpState.RTR));
-            qp.modify(conn.id.initQueuePairAttributes(QpState.RTS));
+            readyToSend(conn.id);
             conn.id.accept(parameters(ConnectMessage.of(attributes, new byte[0], new byte[0]).encode()));
             CmEvent ev = next(ch, System.nanoTime() + ACCEPT_WAIT.toNanos());
             if (ev == null || ev.type() != CmEventType.ESTABLISHED) {
@@ -441,6 +515,7 @@ public final class VipVi implements AutoCloseable {
                 recv.flushRemaining();
                 return VipReturn.SUCCESS;
             }
+            rearming = false; // what the queue pair flushes now is flushed for the consumer too
             try {
                 qp.toError();
             } catch (RuntimeException ignored) {
@@ -478,7 +553,7 @@ public final class VipVi implements AutoCloseable {
                 // a queue pair that cannot be reset is replaced below
                 nic.viByQpn.remove(qp.qpNum());
                 qp.close();
-                qp = createQp(attributes.ptag());
+                qp = createQp(attributes.ptag(), qpType(attributes));
             }
             remoteAttributes = null;
             state = VipViState.IDLE;
@@ -495,9 +570,10 @@ public final class VipVi implements AutoCloseable {
             if (state != VipViState.IDLE) {
                 return VipReturn.INVALID_STATE;
             }
-            if (a.ptag() != attributes.ptag()) {
+            if (a.ptag() != attributes.ptag() || qpType(a) != qpType(attributes)) {
+                // another domain, or another reliability class (RC / UC): another queue pair
                 QueuePair old = qp;
-                qp = createQp(a.ptag());
+                qp = createQp(a.ptag(), qpType(a));
                 nic.viByQpn.remove(old.qpNum());
                 old.close();
                 attributes.ptag().users.remove(this);

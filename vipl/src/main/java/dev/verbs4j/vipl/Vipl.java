@@ -136,8 +136,11 @@ public final class Vipl {
         if (a == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        if (a.reliabilityLevel() == null || a.reliabilityLevel() == VipReliabilityLevel.UNRELIABLE) {
-            // D18: Unreliable (a UC queue pair over RDMA CM) is not provided yet.
+        if (a.reliabilityLevel() == null) {
+            return VipReturn.INVALID_RELIABILITY_LEVEL;
+        }
+        if (a.reliabilityLevel() == VipReliabilityLevel.UNRELIABLE && (nic.reliabilityLevels & a.reliabilityLevel().mask()) == 0) {
+            // D18: Unreliable needs UC queue pairs
             return VipReturn.INVALID_RELIABILITY_LEVEL;
         }
         if (a.maxTransferSize() < MIN_TRANSFER || a.maxTransferSize() > maxTransfer(nic)) {
@@ -157,13 +160,18 @@ public final class Vipl {
     }
 
     /**
-     * VipCreateVi (§9.3.1): a VI in the Idle state with an RC queue pair in its tag's protection
+     * VipCreateVi (§9.3.1): a VI in the Idle state with an RC queue pair (a UC one for Unreliable) in its tag's protection
      * domain; a null CQ means the queue has none (a hidden verbs CQ serves Wait). The verbs CQ of an
      * attached VIPL CQ grows so that it can hold every descriptor of the queues attached to it (D15).
      *
+     * <p>D18: Unreliable is a UC queue pair where the device has UC (IB transports: InfiniBand,
+     * RoCE; not iWARP, where it is INVALID_RELIABILITY_LEVEL). RDMA Read enabled on an Unreliable
+     * VI is accepted and ignored: every RDMA Read posted on it completes with FORMAT_ERROR (§2.5.1),
+     * and VipQueryNic's RDMA Read support leaves the level out.
+     *
      * @throws VipException INVALID_PARAMETER (bad NIC, a CQ of another NIC), INVALID_RELIABILITY_LEVEL
-     *                      (Unreliable: D18), INVALID_MTU, INVALID_QOS (anything but 0: D9), INVALID_PTAG,
-     *                      ERROR_RESOURCE
+     *                      (none given, or Unreliable without UC: D18), INVALID_MTU, INVALID_QOS
+     *                      (anything but 0: D9), INVALID_PTAG, ERROR_RESOURCE
      */
     public static VipVi createVi(VipNic nic, VipViAttributes attributes, VipCq sendCq, VipCq recvCq) {
         if (bad(nic)) {
@@ -942,10 +950,11 @@ public final class Vipl {
         byte[] gid = nic.context.queryGid(nic.portNumber, gidIndex).raw();
         Mtu mtu = nic.port.activeMtu();
         long nativeMtu = mtu == Mtu.UNKNOWN ? 0 : 128L << mtu.code();
+        // RDMA Read: under the reliable levels only (a UC queue pair has none, §2.5.1)
         int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
         return new VipNicAttributes(nic.name, Integer.toUnsignedLong(d.hardwareVersion()), PROVIDER_VERSION, gid, true,
                 ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), d.maxQp(), nic.queueDepth,
-                nic.maxSge, d.maxCq(), d.maxCqe(), maxTransfer(nic), nativeMtu, d.maxPd(), reliable, reliable);
+                nic.maxSge, d.maxCq(), d.maxCqe(), maxTransfer(nic), nativeMtu, d.maxPd(), nic.reliabilityLevels, reliable);
     }
 
     /**

@@ -89,6 +89,11 @@ final class WorkQueue {
         }
         p.inVerbs = false;
         WcStatus st = wc.status();
+        if (st == WcStatus.WR_FLUSH_ERR && vi.rearming()) {
+            // an Unreliable VI's queue pair is being re-armed: the descriptor stays posted
+            vi.rearmIfDrained();
+            return;
+        }
         VipReliabilityLevel level = vi.attributes.reliabilityLevel();
         int errors = CompletionMapping.errorBits(st, level, receive, p.op);
         VipDescriptor d = p.descriptor;
@@ -115,7 +120,9 @@ final class WorkQueue {
             d.length(0);
         }
         finish(p, status);
-        if (errors != 0 && errors != VipStatus.DESC_FLUSHED_ERROR) {
+        if (errors != 0 && errors != VipStatus.DESC_FLUSHED_ERROR && !vi.reliable()) {
+            vi.afterUnreliableError(); // reported in the descriptor only; the VI stays Connected (§2.5.1)
+        } else if (errors != 0 && errors != VipStatus.DESC_FLUSHED_ERROR) {
             vi.enterError();
             VipErrorCode async = CompletionMapping.asyncError(st, level, receive, p.op);
             if (async != null) {

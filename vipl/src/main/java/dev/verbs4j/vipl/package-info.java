@@ -18,8 +18,14 @@
  *   <td>an RC queue pair in the tag's domain, created by the library (not by RDMA CM), moved
  *   through INIT, RTR and RTS with the attributes RDMA CM gives for the connection; RNR retry 0,
  *   so a missing receive is an error at once</td></tr>
- * <tr><td>VI, Unreliable</td><td>not provided yet (UC over RDMA CM); VipCreateVi returns
- *   INVALID_RELIABILITY_LEVEL</td></tr>
+ * <tr><td>VI, Unreliable</td><td>a UC queue pair (D18), connected the same way with the
+ *   attributes a UC queue pair takes: no acknowledgements, so a message the peer cannot take
+ *   (no receive posted, receive too small, RDMA Write not enabled) is dropped there and the
+ *   sender's descriptor still completes; no RDMA Read (FORMAT_ERROR); the VI never enters the
+ *   Error state: an error completion is reported in its descriptor, and a queue pair the error
+ *   stopped is reset and re-armed with the connection's attributes, the queued descriptors
+ *   handed to it again. Provided on IB transports (InfiniBand, RoCE); an iWARP device has no UC
+ *   and returns INVALID_RELIABILITY_LEVEL</td></tr>
  * <tr><td>CQ ({@link dev.verbs4j.vipl.VipCq})</td><td>a completion queue with its completion
  *   channel; queues without a CQ get a hidden one each, which serves Done and Wait</td></tr>
  * <tr><td>RDMA enables</td><td>the queue pair's remote access flags (VI) and the memory
@@ -43,7 +49,7 @@
  * Idle → Pending Connect (ConnectRequest, ConnectAccept) → Connected; back to Idle on a failed
  * connect and on Disconnect (from any state; every queued descriptor completes with
  * DESC_FLUSHED_ERROR); Connected → Error on any error of a reliable VI (the queue pair goes to the
- * error state and flushes the rest). Receives posted while Idle wait for the connection; sends
+ * error state and flushes the rest); an Unreliable VI stays Connected (§2.5.1). Receives posted while Idle wait for the connection; sends
  * posted while not Connected complete flushed (D10).
  *
  * <h2>Completion discipline</h2>
@@ -63,8 +69,5 @@
  * dev.verbs4j.vipl.Vipl#closeNic}, D17 {@link dev.verbs4j.vipl.Vipl#sendDone}, D18 {@link
  * dev.verbs4j.vipl.Vipl#createVi}, D19 {@link dev.verbs4j.vipl.Vipl#sendNotify}, D20 {@link
  * dev.verbs4j.vipl.Vipl#setMemAttributes}, D21 {@link dev.verbs4j.vipl.Vipl#connectPeerRequest}.
- *
- * <h2>Not provided yet</h2>
- * The Unreliable level.
- */
+ * */
 package dev.verbs4j.vipl;

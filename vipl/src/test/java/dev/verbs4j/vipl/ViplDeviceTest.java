@@ -461,7 +461,11 @@ class ViplDeviceTest {
         assertThat(n.maxSegmentsPerDesc()).isBetween(1L, 252L);
         assertThat(n.localNicAddress()).hasSize(16);
         assertThat(n.maxDiscriminatorLen()).isGreaterThanOrEqualTo(DISC.length);
-        assertThat(n.reliabilityLevelSupport() & VipReliabilityLevel.RELIABLE_DELIVERY.mask()).isNotZero();
+        assertThat(n.reliabilityLevelSupport()).isEqualTo(VipReliabilityLevel.UNRELIABLE.mask()
+                | VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask());
+        // §2.5.1: no RDMA Read on Unreliable
+        assertThat(n.rdmaReadSupport()).isEqualTo(VipReliabilityLevel.RELIABLE_DELIVERY.mask()
+                | VipReliabilityLevel.RELIABLE_RECEPTION.mask());
         // §12 test 45: unknown InfoType → VIP_INVALID_PARAMETER.
         assertThat(Vipl.querySystemManagementInfo(a.nic, Vipl.SMI_PORT_ATTRIBUTES)).isNotNull();
         assertThatThrownBy(() -> Vipl.querySystemManagementInfo(a.nic, 77)).isInstanceOf(VipException.class)
@@ -520,7 +524,7 @@ class ViplDeviceTest {
                 .extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.INVALID_MTU);
         assertThatThrownBy(() -> Vipl.createVi(a.nic, rd(a).withQos(3), null, null))
                 .extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.INVALID_QOS);
-        assertThatThrownBy(() -> Vipl.createVi(a.nic, rd(a).withReliabilityLevel(VipReliabilityLevel.UNRELIABLE), null, null))
+        assertThatThrownBy(() -> Vipl.createVi(a.nic, rd(a).withReliabilityLevel(null), null, null))
                 .extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.INVALID_RELIABILITY_LEVEL);
         VipVi vi = Vipl.createVi(a.nic, rd(a), null, cq);
         assertThat(Vipl.queryVi(vi).state()).isEqualTo(VipViState.IDLE);
@@ -888,6 +892,142 @@ class ViplDeviceTest {
      * a Write into a region that does not enable it fails the same way; a send that finds no receive
      * breaks the connection with RECVQ_EMPTY.
      */
+    /**
+     * The Unreliable level (§2.5.1, D18: a UC queue pair): connect only to Unreliable (§2.5),
+     * send/receive of one and many packets, immediate data, RDMA Write with and without immediate
+     * data; RDMA Read is a format error (§12 test 17); a send that finds no receive posted is
+     * dropped and the VI stays Connected (test 20); so do a receive too small for the message
+     * (test 16) and an RDMA Write the target does not enable (§7.1: no transport-level reporting);
+     * after each, the next message arrives intact. Disconnect flushes what is posted (test 7).
+     */
+    @Test
+    void unreliableLevel() throws Exception {
+        VipViAttributes ua = rd(a).withReliabilityLevel(VipReliabilityLevel.UNRELIABLE);
+        VipViAttributes ub = VipViAttributes.of(b.ptag).withReliabilityLevel(VipReliabilityLevel.UNRELIABLE)
+                .withRdma(true, false);
+        VipVi c = Vipl.createVi(a.nic, ua, null, null);
+        VipVi rdServer = Vipl.createVi(b.nic, rd(b), null, null);
+        byte[] disc = {'u', 'c'};
+        // §2.5: only VIs of the same reliability level connect
+        Future<VipReturn> refused = pool.submit(() -> Vipl.connectAccept(Vipl.connectWait(b.nic, b.addr(disc), WAIT), rdServer));
+        VipReturn rc = Vipl.connectRequest(c, a.addr(new byte[]{2}), b.addr(disc), 3_000);
+        assertThat(refused.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.INVALID_RELIABILITY_LEVEL);
+        assertThat(rc).isIn(VipReturn.TIMEOUT, VipReturn.NOT_REACHABLE, VipReturn.REJECT);
+        assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.IDLE);
+        assertThat(Vipl.destroyVi(rdServer)).isEqualTo(VipReturn.SUCCESS);
+
+        VipVi s = Vipl.createVi(b.nic, ub, null, null);
+        connect(c, s, new byte[]{'u', 'c', '2'});
+        assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.CONNECTED);
+        assertThat(c.remoteAttributes().reliabilityLevel()).isEqualTo(VipReliabilityLevel.UNRELIABLE);
+        int slot = 40;
+        // one packet, then many (32 KiB at the veth MTU), then immediate data alone
+        for (int size : new int[]{1, 32 * 1024}) {
+            VipDescriptor r = b.desc(slot).sendReceive(0).addData(b.data.asSlice(0, size), b.dataH);
+            assertThat(Vipl.postRecv(s, r, b.descH)).isEqualTo(VipReturn.SUCCESS);
+            a.data.asSlice(0, size).fill((byte) (size & 0x7f | 2));
+            assertThat(Vipl.postSend(c, a.desc(slot++).sendReceive(0).addData(a.data.asSlice(0, size), a.dataH), a.descH))
+                    .isEqualTo(VipReturn.SUCCESS);
+            assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
+            VipDescriptor got = recv(s);
+            assertThat(got.status()).as(VipStatus.describe(got.status())).isEqualTo(VipStatus.DONE | VipStatus.OP_RECEIVE);
+            assertThat(got.length()).isEqualTo(size);
+            assertThat(b.data.get(ValueLayout.JAVA_BYTE, size - 1)).isEqualTo((byte) (size & 0x7f | 2));
+        }
+        assertThat(Vipl.postRecv(s, b.desc(slot).sendReceive(0), b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.postSend(c, a.desc(slot++).sendReceive(VipControl.IMMEDIATE).immediateData(0xC0FFEE), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor imm = recv(s);
+        assertThat(imm.status()).isEqualTo(VipStatus.DONE | VipStatus.OP_RECEIVE | VipStatus.IMMEDIATE);
+        assertThat(imm.immediateData()).isEqualTo(0xC0FFEE);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
+
+        // RDMA Write, then RDMA Write with immediate data (which consumes a receive)
+        a.data.asSlice(16384, 5000).fill((byte) 0x4B);
+        long target = b.data.address() + 65536;
+        assertThat(Vipl.postSend(c, a.desc(slot++).rdma(VipControl.OP_RDMAWRITE, 0, target, b.dataH.value())
+                .addData(a.data.asSlice(16384, 5000), a.dataH), a.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_RDMA_WRITE);
+        VipDescriptor wr = b.desc(slot).sendReceive(0);
+        assertThat(Vipl.postRecv(s, wr, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.postSend(c, a.desc(slot++).rdma(VipControl.OP_RDMAWRITE, VipControl.IMMEDIATE, target + 8192,
+                b.dataH.value()).immediateData(7).addData(a.data.asSlice(16384, 16), a.dataH), a.descH)).isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor wi = recv(s);
+        assertThat(wi.status()).isEqualTo(VipStatus.DONE | VipStatus.OP_REMOTE_RDMA_WRITE | VipStatus.IMMEDIATE);
+        assertThat(wi.immediateData()).isEqualTo(7);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_RDMA_WRITE);
+        assertThat(b.data.get(ValueLayout.JAVA_BYTE, 65536 + 4999)).isEqualTo((byte) 0x4B);
+        assertThat(b.data.get(ValueLayout.JAVA_BYTE, 65536 + 8192 + 15)).isEqualTo((byte) 0x4B);
+
+        // 17: RDMA Read on an Unreliable VI → FORMAT_ERROR; the VI stays Connected
+        assertThat(Vipl.postSend(c, a.desc(slot++).rdma(VipControl.OP_RDMAREAD, 0, target, b.dataH.value())
+                .addData(a.data.asSlice(0, 8), a.dataH), a.descH)).isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor read = sent(c);
+        assertThat(read.status()).isEqualTo(VipStatus.DONE | VipStatus.FORMAT_ERROR | VipStatus.OP_RDMA_READ);
+        assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.CONNECTED);
+
+        // 20: no receive posted: the message is dropped, the sender's descriptor completes, the VI stays Connected
+        a.data.asSlice(0, 64).fill((byte) 0x11);
+        assertThat(Vipl.postSend(c, a.desc(slot++).sendReceive(0).addData(a.data.asSlice(0, 64), a.dataH), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
+        Thread.sleep(300);
+        nextMessageArrives(c, s, slot++, (byte) 0x21);
+        slot++;
+
+        // 16: a receive too small for the message: reported on the receive only, both VIs stay Connected
+        VipDescriptor small = b.desc(slot).sendReceive(0).addData(b.data.asSlice(0, 16), b.dataH);
+        assertThat(Vipl.postRecv(s, small, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.postSend(c, a.desc(slot++).sendReceive(0).addData(a.data.asSlice(0, 100), a.dataH), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
+        VipDescriptor tooSmall = recv(s);
+        assertThat(tooSmall.address()).isEqualTo(small.address());
+        assertThat(tooSmall.status()).as(VipStatus.describe(tooSmall.status()))
+                .isEqualTo(VipStatus.DONE | VipStatus.LENGTH_ERROR | VipStatus.OP_RECEIVE);
+        assertThat(tooSmall.length()).isZero();
+        assertThat(Vipl.queryVi(s).state()).isEqualTo(VipViState.CONNECTED);
+        nextMessageArrives(c, s, slot++, (byte) 0x22);
+        slot++;
+
+        // an RDMA Write the target VI does not enable for its region... here the descriptor region: dropped, no error
+        b.descs.set(ValueLayout.JAVA_BYTE, 250 * DESC_SIZE, (byte) 0);
+        assertThat(Vipl.postSend(c, a.desc(slot++).rdma(VipControl.OP_RDMAWRITE, 0, b.descs.address() + 250 * DESC_SIZE,
+                b.descH.value()).addData(a.data.asSlice(0, 8), a.dataH), a.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_RDMA_WRITE);
+        nextMessageArrives(c, s, slot++, (byte) 0x23);
+        slot++;
+        assertThat(b.descs.get(ValueLayout.JAVA_BYTE, 250 * DESC_SIZE)).isZero();
+        assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.CONNECTED);
+        assertThat(Vipl.queryVi(s).state()).isEqualTo(VipViState.CONNECTED);
+        assertThat(a.errors).isEmpty();
+        assertThat(b.errors).isEmpty();
+
+        // 7: Disconnect flushes the posted receives
+        assertThat(Vipl.postRecv(s, b.desc(slot).sendReceive(0).addData(b.data.asSlice(0, 8), b.dataH), b.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.disconnect(s)).isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor out = VipDescriptor.empty();
+        assertThat(Vipl.recvDone(s, out)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(out.status()).isEqualTo(VipStatus.DONE | VipStatus.DESC_FLUSHED_ERROR | VipStatus.OP_RECEIVE);
+        teardown(c, s);
+    }
+
+    /** A receive posted on {@code s}, a 64-byte message of {@code fill} from {@code c}: it arrives intact. */
+    private static void nextMessageArrives(VipVi c, VipVi s, int slot, byte fill) {
+        VipDescriptor r = b.desc(slot).sendReceive(0).addData(b.data.asSlice(1024, 64), b.dataH);
+        assertThat(Vipl.postRecv(s, r, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        a.data.asSlice(2048, 64).fill(fill);
+        assertThat(Vipl.postSend(c, a.desc(slot).sendReceive(0).addData(a.data.asSlice(2048, 64), a.dataH), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
+        VipDescriptor got = recv(s);
+        assertThat(got.address()).isEqualTo(r.address());
+        assertThat(got.status()).as(VipStatus.describe(got.status())).isEqualTo(VipStatus.DONE | VipStatus.OP_RECEIVE);
+        assertThat(got.length()).isEqualTo(64);
+        assertThat(b.data.get(ValueLayout.JAVA_BYTE, 1024 + 63)).isEqualTo(fill);
+    }
+
     @Test
     void tests33and8and20ProtectionViolationDrivesErrorState() throws Exception {
         VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
