@@ -102,6 +102,11 @@ final class WorkQueue {
             // moved to another tag) since, which is a protection error (§3.2.1), however the
             // provider words it (rxe: a malformed work request)
             errors = errors & ~VipStatus.FORMAT_ERROR | VipStatus.PROTECTION_ERROR;
+        } else if (receive && (errors & VipStatus.FORMAT_ERROR) != 0) {
+            // a receive that passed the format and protection checks when posted is not
+            // malformed: the provider's malformed-request completion (rxe) means the incoming
+            // message did not fit, a length error (§6.4.1)
+            errors = errors & ~VipStatus.FORMAT_ERROR | VipStatus.LENGTH_ERROR;
         }
         boolean remoteWrite = receive && errors == 0 && wc.opcode() == WcOpcode.RECV_RDMA_WITH_IMM;
         int status = VipStatus.DONE | errors | CompletionMapping.opBits(receive, p.op, remoteWrite);

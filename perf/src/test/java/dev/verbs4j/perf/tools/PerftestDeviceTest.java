@@ -174,11 +174,13 @@ class PerftestDeviceTest {
     void durationMode(PerfTool tool) throws Exception {
         // -D 2: no margin (a quarter of 2 s is 0 whole seconds), two seconds sampled on each side;
         // the latency tool with a margin of its own: 1 s left out at each end of 3, 1 s sampled
-        List<String> opts = tool.bw ? List.of("-D", "2") : List.of("-D", "3", "-f", "1");
+        // 4 KiB messages: the 128 sends a bandwidth client starts with must complete well inside its
+        // window (of 64 KiB each they take about 2 s through the emulated loopback device)
+        List<String> opts = tool.bw ? List.of("-D", "2", "-s", "4096") : List.of("-D", "3", "-f", "1");
         double sampled = tool.bw ? 2 : 1;
         List<Pair> pairs = threeWaysWithJson(tool, Topology.LOOPBACK, opts);
         for (Pair p : pairs) {
-            checkDuration(tool, p, sampled, false);
+            checkDuration(tool, opts, p, sampled, false);
         }
         sameLayout(pairs.get(2).server(), pairs.get(1).server());
         sameLayout(pairs.get(1).client(), pairs.get(2).client());
@@ -445,8 +447,9 @@ class PerftestDeviceTest {
      * one (each side's own count; with a C peer the Java numbers are still this side's own), rows
      * in perftest's formats with a positive count and consistent numbers.
      */
-    private static void checkDuration(PerfTool tool, Pair p, double sampled, boolean duplex) {
+    private static void checkDuration(PerfTool tool, List<String> opts, Pair p, double sampled, boolean duplex) {
         String both = p.toString();
+        long size = sizes(tool, opts, 0).get(0);
         assertThat(p.server().status()).as(both).isZero();
         assertThat(p.client().status()).as(both).isZero();
         for (Run r : List.of(p.server(), p.client())) {
@@ -463,7 +466,7 @@ class PerftestDeviceTest {
             assertThat(rows).as(both).hasSize(1);
             String row = rows.get(0);
             String[] f = row.strip().split("[ \t]+");
-            assertThat(Long.parseLong(f[0])).as(row + "\n" + both).isEqualTo(tool.defaultSize());
+            assertThat(Long.parseLong(f[0])).as(row + "\n" + both).isEqualTo(size);
             assertThat(Long.parseLong(f[1])).as(row + "\n" + both).isPositive();
             if (!tool.bw) {
                 assertThat(r.out()).as(both).contains(" #bytes        #iterations       t_avg[usec]    tps average");
@@ -476,7 +479,7 @@ class PerftestDeviceTest {
             long iters = Long.parseLong(f[1]);
             if (!tool.bw) {
                 assertThat(f).as(row).hasSize(4);
-                assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, LAT_DURATION_ROW, tool.defaultSize(),
+                assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, LAT_DURATION_ROW, size,
                         iters, v[0], v[1]));
                 // t_avg is one way for send and write (half the round trip), tps counts round trips
                 int rtt = tool.passiveLatencyServer() ? 1 : 2;
@@ -484,7 +487,7 @@ class PerftestDeviceTest {
                 assertThat(iters / v[1]).as("seconds sampled: " + row).isCloseTo(sampled, within(0.05));
             } else {
                 assertThat(f).as(row).hasSize(5);
-                assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, BW_ROW, tool.defaultSize(), iters,
+                assertThat(row).as("the C row format").isEqualTo(String.format(Locale.ROOT, BW_ROW, size, iters,
                         v[0], v[1], v[2]));
                 assertThat(v[0]).as("no peak in duration mode: " + row).isZero();
                 assertThat(v[2]).as(row).isPositive();
@@ -492,7 +495,7 @@ class PerftestDeviceTest {
                     // (a sum of both sides' rates is not this side's count over its window)
                     assertThat(iters / (v[2] * 1e6)).as("seconds sampled: " + row).isCloseTo(sampled, within(0.05));
                 }
-                double mbPerMpps = tool.defaultSize() * 1e6 / 1048576;
+                double mbPerMpps = size * 1e6 / 1048576;
                 assertThat(v[1]).as(row).isCloseTo(v[2] * mbPerMpps, within(0.02 * v[1] + 0.5e-6 * mbPerMpps + 0.006));
             }
         }
@@ -519,7 +522,8 @@ class PerftestDeviceTest {
             String s = opts.get(opts.indexOf("-s") + 1);
             return List.of(s.endsWith("M") ? Long.parseLong(s.substring(0, s.length() - 1)) << 20 : Long.parseLong(s));
         }
-        return List.of(tool.defaultSize());
+        // UD: perftest cuts the size to the MTU
+        return List.of(ud ? Math.min(tool.defaultSize(), mtu) : tool.defaultSize());
     }
 
     private static final Pattern ROW = Pattern.compile(" \\d+ +\\d+ .*");
