@@ -1013,6 +1013,62 @@ class ViplDeviceTest {
         teardown(c, s);
     }
 
+    /**
+     * §12 test 19 (blocking waits with a 50 ms timeout: TIMEOUT with nothing posted, SUCCESS when
+     * the peer sends 10 ms later), test 16 under Reliable Delivery (a receive too small for the
+     * message: the receive's LENGTH_ERROR with Length 0, both VIs in Error) and test 20 under
+     * Reliable Reception (no receive posted: the sender's descriptor gets REMOTE_DESC_ERROR).
+     */
+    @Test
+    void tests19and16and20WaitsAndErrorsByLevel() throws Exception {
+        VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
+        connect(c, s, new byte[]{'w', '1', '9'});
+        VipDescriptor out = VipDescriptor.empty();
+        long t0 = System.nanoTime();
+        assertThat(Vipl.recvWait(s, 50, out)).isEqualTo(VipReturn.TIMEOUT);
+        assertThat(Vipl.sendWait(c, 50, out)).isEqualTo(VipReturn.TIMEOUT);
+        assertThat(System.nanoTime() - t0).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(100));
+        VipDescriptor r = b.desc(60).sendReceive(0).addData(b.data.asSlice(0, 64), b.dataH);
+        assertThat(Vipl.postRecv(s, r, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        Future<VipReturn> later = pool.submit(() -> {
+            Thread.sleep(10);
+            return Vipl.postSend(c, a.desc(60).sendReceive(0).addData(a.data.asSlice(0, 8), a.dataH), a.descH);
+        });
+        assertThat(Vipl.recvWait(s, WAIT, out)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(out.address()).isEqualTo(r.address());
+        assertThat(later.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
+
+        // 16 (RD): 100 bytes into a 16-byte receive
+        VipDescriptor small = b.desc(61).sendReceive(0).addData(b.data.asSlice(0, 16), b.dataH);
+        assertThat(Vipl.postRecv(s, small, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.postSend(c, a.desc(61).sendReceive(0).addData(a.data.asSlice(0, 100), a.dataH), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor got = recv(s);
+        assertThat(got.status()).as(VipStatus.describe(got.status()))
+                .isEqualTo(VipStatus.DONE | VipStatus.LENGTH_ERROR | VipStatus.OP_RECEIVE);
+        assertThat(got.length()).isZero();
+        assertThat(Vipl.queryVi(s).state()).isEqualTo(VipViState.ERROR);
+        VipDescriptor failed = sent(c);
+        assertThat(failed.status() & VipStatus.ERROR_MASK).as(VipStatus.describe(failed.status())).isNotZero();
+        assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.ERROR);
+        teardown(c, s);
+
+        // 20 (RR): a send that finds no receive posted
+        VipViAttributes rr = rd(a).withReliabilityLevel(VipReliabilityLevel.RELIABLE_RECEPTION);
+        VipVi c2 = Vipl.createVi(a.nic, rr, null, null);
+        VipVi s2 = Vipl.createVi(b.nic, rd(b).withReliabilityLevel(VipReliabilityLevel.RELIABLE_RECEPTION), null, null);
+        connect(c2, s2, new byte[]{'r', 'r', '2', '0'});
+        assertThat(Vipl.postSend(c2, a.desc(62).sendReceive(0).addData(a.data.asSlice(0, 8), a.dataH), a.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor d = sent(c2);
+        assertThat(d.status()).as(VipStatus.describe(d.status()))
+                .isEqualTo(VipStatus.DONE | VipStatus.REMOTE_DESC_ERROR | VipStatus.OP_SEND);
+        assertThat(Vipl.queryVi(c2).state()).isEqualTo(VipViState.ERROR);
+        teardown(c2, s2);
+    }
+
     /** A receive posted on {@code s}, a 64-byte message of {@code fill} from {@code c}: it arrives intact. */
     private static void nextMessageArrives(VipVi c, VipVi s, int slot, byte fill) {
         VipDescriptor r = b.desc(slot).sendReceive(0).addData(b.data.asSlice(1024, 64), b.dataH);

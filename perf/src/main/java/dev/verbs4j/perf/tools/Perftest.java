@@ -310,13 +310,6 @@ final class Perftest {
             int want = Integer.numberOfTrailingZeros(o.mtu) - 7;
             mtuCode = Math.min(want, active);
         }
-        if (o.isUd() && o.size > mtuBytes()) {
-            if (o.all) {
-                err.print(" Max msg size in UD is MTU " + mtuBytes() + "\n");
-                err.print(" Changing to this MTU\n");
-            }
-            o.size = mtuBytes();
-        }
         boolean ethernet = port.linkLayer() == LinkLayer.ETHERNET;
         if (o.gidGiven) {
             gidIndex = o.gidIndex;
@@ -389,6 +382,25 @@ final class Perftest {
         } catch (IOException e) {
             throw exchangeFailed();
         }
+        fitDatagram();
+    }
+
+    /**
+     * UD carries at most one MTU per message: with {@code -a} or the default size the size becomes
+     * the MTU (perftest says so), a larger {@code -s} ends the run, once the MTU is agreed.
+     */
+    void fitDatagram() throws Exit {
+        if (!o.isUd() || o.size <= mtuBytes()) {
+            return;
+        }
+        if (o.all || !o.sizeGiven) {
+            err.print(" Max msg size in UD is MTU " + mtuBytes() + "\n");
+            err.print(" Changing to this MTU\n");
+            o.size = mtuBytes();
+            return;
+        }
+        err.print(" Max message size in UD cannot be greater than MTU \n");
+        throw exit(" Couldn't get context for the device", 1);
     }
 
     private static int cacheLine() {
