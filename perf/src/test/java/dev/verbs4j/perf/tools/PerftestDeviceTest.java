@@ -43,9 +43,9 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  * seconds: few iterations ({@code -n}) everywhere; the defaults (TCP) of the latency tools on the
  * loopback device and of the bandwidth tools across the two hosts; {@code -R} (RDMA CM, which
  * needs the veth addresses) with {@code -s} across the two hosts; {@code -b} together with
- * {@code -q 2} for the bandwidth tools on the loopback device; {@code -a} (2 B to 8 MiB, by far the
- * costliest) for ib_write_bw only, whose client sweeps the sizes with no exchange between them
- * and whose server prints only the last one (the sweep itself is one loop shared by all tools).
+ * {@code -q 2} for the bandwidth tools on the loopback device; UC and UD ({@code -c}) where
+ * perftest offers them. {@code -a} (2 B to 8 MiB, by far the costliest) is in
+ * {@link PerftestSweepDeviceTest}.
  * The Java side of every run is called in this JVM (on a thread, with its own streams and exit
  * status), the C side is a process.
  */
@@ -117,12 +117,6 @@ class PerftestDeviceTest {
         threeWays(tool, Topology.LOOPBACK, List.of("-b", "-q", "2", "-n", ITERS));
     }
 
-    @Test
-    @Timeout(600)
-    void allSizesWriteBandwidth() throws Exception {
-        threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("-a", "-n", "5"));
-    }
-
     // ---- the unreliable transports ----
 
     static Stream<Arguments> unreliable() {
@@ -138,14 +132,6 @@ class PerftestDeviceTest {
         // UC queue pairs (no acknowledgements, no RNR retry) and UD ones (an address handle per
         // peer, the GRH in front of every receive) on the loopback device
         threeWays(tool, Topology.LOOPBACK, List.of("-c", type, "-n", ITERS));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "SEND_BW"})
-    @Timeout(300)
-    void datagramsOfAllSizesAcrossHosts(PerfTool tool) throws Exception {
-        // -a on UD stops at the MTU (1024 B across the veth pair): both sides say so and agree
-        threeWays(tool, Topology.HOSTS, List.of("-c", "UD", "-a", "-n", "5"));
     }
 
     @Test
@@ -331,7 +317,7 @@ class PerftestDeviceTest {
     private static final String LAT_DURATION_ROW = " %-7d       %d            %-7.2f        %-7.2f";
 
     /** Java against Java, Java client against C server, C client against Java server; then the comparisons. */
-    private void threeWays(PerfTool tool, Topology where, List<String> opts) throws Exception {
+    static void threeWays(PerfTool tool, Topology where, List<String> opts) throws Exception {
         Pair jj = run(tool, true, true, where, opts, opts);
         check(tool, opts, jj);
         Pair jc = run(tool, false, true, where, opts, opts);
