@@ -164,6 +164,15 @@ class PerftestDeviceTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "SEND_BW"})
+    @Timeout(300)
+    void datagramsOverRdmaCm(PerfTool tool) throws Exception {
+        // UD queue pairs in the UDP port space: the server's address from the connection manager;
+        // the latency test also sends the client's QPN in a SEND with immediate
+        threeWays(tool, Topology.HOSTS, List.of("-c", "UD", "-R", "-n", ITERS));
+    }
+
     // ---- completion events, duration mode, the JSON file ----
 
     @ParameterizedTest(name = "{0}")
