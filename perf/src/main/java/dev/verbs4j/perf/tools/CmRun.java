@@ -1,5 +1,6 @@
 package dev.verbs4j.perf.tools;
 
+import dev.verbs4j.perf.tools.PerfOptions.Kind;
 import dev.verbs4j.perf.tools.PerfOptions.Verb;
 import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmEventType;
@@ -7,7 +8,9 @@ import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
+import dev.verbs4j.rdmacm.UdParameters;
 import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Opcode;
@@ -34,8 +37,10 @@ import java.util.List;
  * The {@code -R} mode of the perftest tools, as perftest 4.5 runs it: the control messages travel
  * as SENDs of at most 56 bytes on an RDMA CM connection ({@link Comm}), the queue-pair
  * descriptions in their binary form, and the test queue pairs are connected by RDMA CM on the same
- * port between two all-zero key exchanges. There is no TCP and no "done". Owns its event channels,
- * ids and the control connection's verbs objects; {@link #close()} frees them.
+ * port between two all-zero key exchanges. There is no TCP and no "done". UD test queue pairs
+ * use the UDP port space: the client learns the server's address from the connection manager, and
+ * in the latency test (and -b) tells the server its own with a SEND with immediate. Owns its event
+ * channels, ids and the control connection's verbs objects; {@link #close()} frees them.
  */
 final class CmRun implements AutoCloseable {
 
@@ -110,8 +115,22 @@ final class CmRun implements AutoCloseable {
     }
 
     private ConnectionParameters parameters() {
+        return parameters(0);
+    }
+
+    private ConnectionParameters parameters(int qpNum) {
         int reads = o.verb == Verb.READ || o.verb == Verb.ATOMIC ? Math.min(255, t.ownOutReads()) : 0;
-        return new ConnectionParameters(new byte[0], reads, reads, false, o.retryCount, 7, false, 0);
+        return new ConnectionParameters(new byte[0], reads, reads, false, o.retryCount, 7, false, qpNum);
+    }
+
+    /** The port space of the test queue pairs (the control connection is always TCP). */
+    private PortSpace testSpace() {
+        return o.isUd() ? PortSpace.UDP : PortSpace.TCP;
+    }
+
+    /** UD: whether the client sends the server its QPN (perftest: the latency tests and -b). */
+    private boolean qpnMessage() {
+        return o.isUd() && (o.kind == Kind.LAT || o.duplex);
     }
 
     private InetSocketAddress serverAddress() throws Perftest.Exit {
@@ -141,8 +160,8 @@ final class CmRun implements AutoCloseable {
     }
 
     /** A new id with address and route to the server resolved; null after an error event. */
-    private CmId resolved(EventChannel ch) throws Perftest.Exit {
-        CmId id = ch.createId(PortSpace.TCP);
+    private CmId resolved(EventChannel ch, PortSpace space) throws Perftest.Exit {
+        CmId id = ch.createId(space);
         try {
             id.resolveAddress(sourceAddress(0), serverAddress(), RESOLVE);
             if (await(ch, id).type() != CmEventType.ADDR_RESOLVED) {
@@ -188,7 +207,7 @@ final class CmRun implements AutoCloseable {
     private Comm connectComm() throws Perftest.Exit {
         CmId id = null;
         for (int attempt = 0; attempt < ATTEMPTS && id == null; attempt++) {
-            id = resolved(commChannel);
+            id = resolved(commChannel, PortSpace.TCP);
             if (id == null) {
                 sleep();
             }
@@ -243,7 +262,7 @@ final class CmRun implements AutoCloseable {
         for (int i = 0; i < o.numQps; i++) {
             boolean done = false;
             for (int attempt = 0; attempt < ATTEMPTS && !done; attempt++) {
-                CmId id = resolved(testChannel);
+                CmId id = resolved(testChannel, testSpace());
                 if (id == null) {
                     sleep();
                     continue;
@@ -260,6 +279,12 @@ final class CmRun implements AutoCloseable {
                 if (ev.type() == CmEventType.ESTABLISHED) {
                     testIds.add(id);
                     t.createQp(i, qp);
+                    if (o.isUd()) {
+                        datagramPeer(i, ev.datagram());
+                        if (qpnMessage()) {
+                            t.sendQpn(i);
+                        }
+                    }
                     done = true;
                 } else {
                     id.close();
@@ -272,8 +297,22 @@ final class CmRun implements AutoCloseable {
         }
     }
 
+    /** UD: the server's address as the client's ESTABLISHED event gives it. */
+    private void datagramPeer(int i, UdParameters ud) throws Perftest.Exit {
+        if (ud == null) {
+            throw t.exit("Failed to create AH for RDMA CM connection.", 1);
+        }
+        AddressHandle ah;
+        try {
+            ah = t.pd().createAddressHandle(ud.destination());
+        } catch (RuntimeException e) {
+            throw t.exit("Failed to create AH for RDMA CM connection.", 1);
+        }
+        t.datagramPeer(i, ah, ud.qpNum(), ud.qkey());
+    }
+
     private void listenForTestQps() throws Perftest.Exit {
-        testListener = testChannel.createId(PortSpace.TCP);
+        testListener = testChannel.createId(testSpace());
         try {
             testListener.bind(sourceAddress(o.tcpPort));
             testListener.listen(o.numQps);
@@ -300,8 +339,16 @@ final class CmRun implements AutoCloseable {
                 } catch (RuntimeException e) {
                     throw t.exit(" Unable to create QP.", 1);
                 }
-                id.accept(parameters());
-                t.createQp(i++, qp);
+                t.createQp(i, qp);
+                if (qpnMessage()) {
+                    t.postQpnReceive(i);
+                }
+                id.accept(parameters(o.isUd() ? qp.qpNum() : 0));
+                if (qpnMessage()) {
+                    // the Q_Key is this side's own: librdmacm gives every UDP-space queue pair the same
+                    t.peerFromQpnMessage(i, id.portNumber(), CmId.UDP_QKEY);
+                }
+                i++;
             }
         } finally {
             testListener.close();
@@ -320,7 +367,8 @@ final class CmRun implements AutoCloseable {
 
     /** Disconnects the test and control connections (first step of the tear-down). */
     void disconnect() {
-        for (CmId id : testIds) {
+        // perftest does not disconnect UD ids (there is no connection to end)
+        for (CmId id : o.isUd() ? List.<CmId>of() : testIds) {
             try {
                 id.disconnect();
             } catch (RuntimeException ignored) {

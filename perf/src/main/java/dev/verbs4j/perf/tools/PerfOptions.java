@@ -530,10 +530,6 @@ final class PerfOptions {
             quietExit = true;
             return 1;
         }
-        if (rdmaCm && isUd()) {
-            err.print(" " + program + ": UD with rdma_cm (-R) is not supported by verbs4j; UD runs over the TCP exchange\n");
-            return 1;
-        }
         if (tos != -1 && !rdmaCm) {
             out.print(" TOS only valid for rdma_cm based QP and RawEth QP \n");
             quietExit = true;

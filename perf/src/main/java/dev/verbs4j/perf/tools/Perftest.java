@@ -25,6 +25,7 @@ import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequest;
 import dev.verbs4j.verbs.SendRequests;
+import dev.verbs4j.verbs.WcOpcode;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 
@@ -126,6 +127,9 @@ final class Perftest {
     private QueuePair[] qps;
     /** UD: per queue pair, the address handle of the peer's queue pair (on the sending sides). */
     private AddressHandle[] ahs;
+    /** UD over RDMA CM: per queue pair, the peer's QPN and Q_Key as the connection manager gave them. */
+    private int[] peerQpn;
+    private int[] peerQkey;
     private SendRequests[] sends;
     private ReceiveRequests[] recvs;
     private WorkCompletions wcs;
@@ -486,6 +490,8 @@ final class Perftest {
         sends = new SendRequests[o.numQps];
         recvs = new ReceiveRequests[o.numQps];
         ahs = new AddressHandle[o.numQps];
+        peerQpn = new int[o.numQps];
+        peerQkey = new int[o.numQps];
         wcs = new WorkCompletions(WCS);
         if (!cmQps) {
             for (int i = 0; i < o.numQps; i++) {
@@ -537,6 +543,80 @@ final class Perftest {
 
     ProtectionDomain pd() {
         return pd;
+    }
+
+    // ---- UD over RDMA CM: the peer's address ----
+
+    /** Sends of queue pair {@code i} go to {@code qpn} with {@code qkey} through {@code ah}. */
+    void datagramPeer(int i, AddressHandle ah, int qpn, int qkey) {
+        ahs[i] = ah;
+        peerQpn[i] = qpn;
+        peerQkey[i] = qkey;
+    }
+
+    /** Posts the receive of the client's QPN message: its GRH and 4 bytes at the start of QP {@code i}'s send area. */
+    void postQpnReceive(int i) throws Exit {
+        ReceiveRequests r = recvs[i];
+        r.get(0).wrId(0).sge(mr, localOffset(i), UD_ADDITION + 4);
+        try {
+            qps[i].postReceive(r, 1);
+        } catch (RuntimeException e) {
+            throw exit("Failed to post receive for connection " + i + " for RDMA CM UD request connection parameters.", 1);
+        }
+    }
+
+    /** Tells the peer this QP's number: a 4-byte SEND with the QPN as immediate data, waited for. */
+    void sendQpn(int i) throws Exit {
+        SendRequest wr = sends[i].get(0).wrId(0).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+                .sge(mr, localOffset(i), 4).immediateData(qps[i].qpNum());
+        wr.ud(ahs[i], peerQpn[i], peerQkey[i]);
+        try {
+            qps[i].postSend(sends[i], 1);
+        } catch (RuntimeException e) {
+            throw exit("Failed to post send for connection " + i + " for RDMA CM UD send connection parameters.", 1);
+        }
+        WorkCompletion wc = awaitSetup(sendCq);
+        if (!wc.isSuccess() || wc.wrId() != 0) {
+            err.print("Failed to poll CQ.\nBad WQE status when trying to send UD connection parameters in RDMA CM:\n Status: "
+                    + wc.statusCode() + " ; ID: " + (int) wc.wrId() + ".\n");
+            throw exit("Failed to send UD connection parameters to the remote node.", 1);
+        }
+    }
+
+    /**
+     * Takes the peer's address from the QPN message of {@link #postQpnReceive}: an address handle
+     * from the completion and its GRH, the QPN from the immediate data; {@code qkey} is this side's.
+     */
+    void peerFromQpnMessage(int i, int portNum, int qkey) throws Exit {
+        WorkCompletion wc = awaitSetup(recvCq);
+        if (!wc.isSuccess() || wc.opcode() != WcOpcode.RECV || wc.wrId() != 0) {
+            err.print("Failed to poll CQ.\nBad WQE status when trying to create AH for UD connection in RDMA CM:\n Status: "
+                    + wc.statusCode() + " ; ID: " + (int) wc.wrId() + ".\n");
+            throw exit("Failed to initialize UD connection parameters for RDMA CM.", 1);
+        }
+        AddressHandle ah;
+        try {
+            ah = pd.createAddressHandle(wc, buf.asSlice(localOffset(i), UD_ADDITION), portNum);
+        } catch (RuntimeException e) {
+            throw exit("Failed to create AH for RDMA CM connection.", 1);
+        }
+        datagramPeer(i, ah, wc.immediateData(), qkey);
+    }
+
+    /** One completion of {@code cq} during the set-up, waited for interruptibly. */
+    private WorkCompletion awaitSetup(CompletionQueue cq) throws Exit {
+        int spins = 0;
+        while (poll(cq) == 0) {
+            if (events != null) {
+                awaitEvent();
+            } else if ((++spins & 0xfff) == 0) {
+                if (Thread.currentThread().isInterrupted()) {
+                    throw exit(" Interrupted", 1);
+                }
+                Thread.onSpinWait();
+            }
+        }
+        return wcs.get(0);
     }
 
     private static void fillRandom(MemorySegment s) {
@@ -874,7 +954,11 @@ final class Perftest {
     /** UD: addresses a SEND of queue pair {@code i} to the peer's queue pair. */
     private void datagram(SendRequest wr, int i) {
         if (o.isUd()) {
-            wr.ud(ahs[i], rem[i].qpn(), QKEY);
+            if (o.rdmaCm) {
+                wr.ud(ahs[i], peerQpn[i], peerQkey[i]);
+            } else {
+                wr.ud(ahs[i], rem[i].qpn(), QKEY);
+            }
         }
     }
 

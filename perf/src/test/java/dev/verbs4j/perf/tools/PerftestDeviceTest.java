@@ -150,6 +150,28 @@ class PerftestDeviceTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "SEND_BW"})
+    @Timeout(300)
+    void datagramsOverRdmaCm(PerfTool tool) throws Exception {
+        // UD queue pairs in the UDP port space: the server's address from the connection manager;
+        // the latency test also sends the client's QPN in a SEND with immediate
+        threeWays(tool, Topology.HOSTS, List.of("-c", "UD", "-R", "-n", ITERS));
+    }
+
+    @Test
+    @Timeout(300)
+    void datagramsBothWaysOverRdmaCm() throws Exception {
+        // -b: the bandwidth server sends too, so it learns the client's address as the latency server does
+        threeWays(PerfTool.SEND_BW, Topology.HOSTS, List.of("-c", "UD", "-R", "-b", "-n", ITERS));
+    }
+
+    @Test
+    @Timeout(300)
+    void datagramsOfAllSizesOverRdmaCm() throws Exception {
+        threeWays(PerfTool.SEND_LAT, Topology.HOSTS, List.of("-c", "UD", "-R", "-a", "-n", "5"));
+    }
+
     // ---- completion events, duration mode, the JSON file ----
 
     @ParameterizedTest(name = "{0}")

@@ -147,6 +147,11 @@ class PerftestOptionsTest {
         assertThat(accepted(PerfTool.SEND_BW, "-c UD -s 65536", "").cqMod).isEqualTo(100);
         assertThat(accepted(PerfTool.SEND_BW, "-c UC -s 65536", "").cqMod).isEqualTo(1);
         assertThat(accepted(PerfTool.WRITE_LAT, "-c UC", "").isUc()).isTrue();
+        // UD over RDMA CM (-R): accepted, as perftest accepts it (UC with -R is refused above)
+        PerfOptions udCm = accepted(PerfTool.SEND_LAT, "-c UD -R", "");
+        assertThat(udCm.isUd()).isTrue();
+        assertThat(udCm.rdmaCm).isTrue();
+        assertThat(accepted(PerfTool.SEND_BW, "-c UD -R -a", "").isUd()).isTrue();
         // UD's inline limit, with perftest's words
         PerfOptions o = new PerfOptions("ib_send_bw", PerfOptions.Verb.SEND, PerfOptions.Kind.BW);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
