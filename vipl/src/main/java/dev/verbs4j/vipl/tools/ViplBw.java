@@ -236,7 +236,8 @@ public final class ViplBw {
                     outstanding--;
                     progress = true;
                 }
-                while (e.poll(true, "credits from the server")) {
+                // nothing after the DONE: the server may disconnect at once, flushing the rest
+                while (doneValue < 0 && e.poll(true, "credits from the server")) {
                     handleControl();
                     progress = true;
                 }
