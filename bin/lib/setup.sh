@@ -21,9 +21,10 @@ verbs4j_apt_install() {
         return 1
     fi
     echo "verbs4j: installing $* ..." >&2
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1 || {
-        $sudo apt-get update -qq >/dev/null 2>&1 || true
-        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+    local apt=(apt-get -o DPkg::Lock::Timeout=600) # waits for another apt (e.g. unattended upgrades)
+    $sudo env DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "$@" >/dev/null 2>&1 || {
+        $sudo "${apt[@]}" update -qq >/dev/null 2>&1 || true
+        $sudo env DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq "$@" >/dev/null
     }
 }
 
