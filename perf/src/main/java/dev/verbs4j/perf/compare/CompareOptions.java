@@ -22,6 +22,7 @@ final class CompareOptions {
     int timeoutSeconds = DEFAULT_TIMEOUT;
     int port = DEFAULT_PORT;
     boolean warmup = true;
+    boolean pin = true;
     double maxRatio = Double.POSITIVE_INFINITY;
     double minRatio = 0;
     Path csv = Path.of("verbs4j-compare.csv");
@@ -53,7 +54,8 @@ final class CompareOptions {
             calibration prints inf/nan or "Can't produce a report"), or a failed one, is run again. The
             Java server and client each run in one JVM for the whole comparison (started once), all sizes
             of a tool in a row (as perftest -a does in one process), after one discarded warm-up run of
-            the tool at its first size.
+            the tool at its first size. In the Soft-RoCE VM each virtual CPU runs on a host thread of
+            its own (qemu -accel tcg,thread=multi, unless SOFTROCE_ACCEL says otherwise).
 
             Options:
               --tools LIST        tools, comma-separated (ib_send_lat,...; 'lat', 'bw', 'all'; default all)
@@ -68,6 +70,10 @@ final class CompareOptions {
               --retries N         extra attempts of a C run without a usable value (default 3)
               --timeout SEC       limit per run (default 180)
               --no-warmup         no discarded Java warm-up run
+              --no-pin            no CPU pinning (by default, with two CPUs or more and taskset
+                                  on PATH, every server runs on CPU 1 and every client on CPU 0,
+                                  C and Java alike, so that two peers spinning on completions
+                                  never share a CPU)
               --server-dev DEV    server's device (default: rxe_b of the test bed, else the first device)
               --client-dev DEV    client's device (default: rxe_a of the test bed, else the server's)
               --host ADDR         server address for the client (default 198.18.0.2 on the test bed,
@@ -93,6 +99,7 @@ final class CompareOptions {
             switch (a) {
                 case "-h", "--help" -> help = true;
                 case "--no-warmup" -> warmup = false;
+                case "--no-pin" -> pin = false;
                 case "--tools", "--sizes", "-n", "--iters", "--max-ratio", "--min-ratio", "--csv", "--plot",
                      "--from-csv", "--retries", "--timeout", "--server-dev", "--client-dev", "--host", "--port",
                      "--raw" -> {

@@ -32,6 +32,7 @@ final class Measure {
     private int done;
     private int total;
     private Path work;
+    private final boolean pinning;
 
     Measure(CompareOptions o, Testbed.Sides sides, PrintStream out, PrintStream err) {
         this.o = o;
@@ -39,6 +40,7 @@ final class Measure {
         this.out = out;
         this.err = err;
         this.port = o.port;
+        this.pinning = canPin(o.pin);
     }
 
     /** The sizes a tool runs: the requested ones, or the atomic size. */
@@ -50,8 +52,9 @@ final class Measure {
         for (Tool t : o.tools) {
             total += 2 * sizesOf(t, o.sizes).size();
         }
-        out.printf(Locale.ROOT, "compare: %d runs (C then Java per tool): server %s, client %s -> %s, -n %d%n", total,
-                sides.server(), sides.client(), sides.host(), o.iters);
+        out.printf(Locale.ROOT, "compare: %d runs (C then Java per tool): server %s, client %s -> %s, -n %d%s%n", total,
+                sides.server(), sides.client(), sides.host(), o.iters,
+                pinning ? "; servers on CPU " + SERVER_CPU + ", clients on CPU " + CLIENT_CPU : "; not pinned to CPUs");
         work = Files.createTempDirectory("verbs4j-compare");
         try {
             List<Result> results = new ArrayList<>();
@@ -88,10 +91,10 @@ final class Measure {
                 common.addAll(List.of("-s", Long.toString(size)));
             }
             common.addAll(List.of("-p", Integer.toString(p)));
-            List<String> server = new ArrayList<>(List.of(t.program()));
+            List<String> server = pinned(SERVER_CPU, t.program());
             server.addAll(common);
             server.addAll(sides.server().options());
-            List<String> client = new ArrayList<>(List.of(t.program()));
+            List<String> client = pinned(CLIENT_CPU, t.program());
             client.addAll(common);
             client.addAll(sides.client().options());
             client.add(sides.host());
@@ -177,10 +180,10 @@ final class Measure {
             return;
         }
         stopJava();
-        List<String> server = javaCommand("server");
+        List<String> server = pinned(SERVER_CPU, javaCommand("server").toArray(String[]::new));
         server.addAll(List.of("-n", Integer.toString(o.iters)));
         server.addAll(sides.server().options());
-        List<String> client = javaCommand("client");
+        List<String> client = pinned(CLIENT_CPU, javaCommand("client").toArray(String[]::new));
         client.addAll(List.of("-n", Integer.toString(o.iters)));
         client.addAll(sides.client().options());
         client.add(sides.host());
@@ -275,6 +278,42 @@ final class Measure {
                 progress(t, "Java", size, ok ? v : Double.NaN, ok ? "" : "failed: status " + status, start);
             } else {
                 lines.add(line);
+            }
+        }
+        return false;
+    }
+
+    /** The CPUs of the two sides when pinned: the server's and the client's, C and Java alike. */
+    static final int SERVER_CPU = 1;
+    static final int CLIENT_CPU = 0;
+
+    /**
+     * {@code command} run on CPU {@code cpu} with taskset when pinning is on and possible (two CPUs
+     * or more, taskset on PATH): two peers that spin on their completions each get a CPU of their
+     * own. Without it, a scheduler may put both on one CPU, where each spins through its time
+     * slice before the other can answer (about 4 ms per round trip in the VM).
+     */
+    private List<String> pinned(int cpu, String... command) {
+        List<String> cmd = new ArrayList<>();
+        if (pinning) {
+            cmd.addAll(List.of("taskset", "-c", Integer.toString(cpu)));
+        }
+        cmd.addAll(List.of(command));
+        return cmd;
+    }
+
+    /** Whether the sides are pinned: asked for, two CPUs or more, and taskset on PATH. */
+    static boolean canPin(boolean asked) {
+        if (!asked || Runtime.getRuntime().availableProcessors() < 2) {
+            return false;
+        }
+        String path = System.getenv("PATH");
+        if (path == null) {
+            return false;
+        }
+        for (String dir : path.split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "taskset"))) {
+                return true;
             }
         }
         return false;
