@@ -15,6 +15,14 @@ final class Posted {
     /** Whether it was handed to the verbs queue pair (not yet completed through it). */
     boolean inVerbs;
     boolean done;
+    /**
+     * A receive handed to the queue pair without its data segments because a region they use was
+     * deregistered (or moved to another tag) after it was posted: whatever error it completes
+     * with is a protection error (§3.2.1).
+     */
+    boolean regionGone;
+    /** Its memory (the descriptor's arena) was closed while it was queued: nothing can be written back. */
+    boolean memoryGone;
 
     Posted(MemorySegment memory, long seq, int handle) {
         this.descriptor = VipDescriptor.wrap(memory);

@@ -92,7 +92,12 @@ public final class VipNic implements AutoCloseable {
                     WorkCompletion wc = wcs.get(i);
                     VipVi vi = viByQpn.get(wc.qpNum());
                     if (vi != null) {
-                        ((wc.wrId() & 1) != 0 ? vi.recv : vi.send).complete(wc);
+                        try {
+                            ((wc.wrId() & 1) != 0 ? vi.recv : vi.send).complete(wc);
+                        } catch (RuntimeException e) {
+                            // never lose the rest of the batch over one completion
+                            LOG.log(System.Logger.Level.WARNING, "VIPL: a completion could not be processed", e);
+                        }
                     }
                 }
             } while (n == wcs.capacity());

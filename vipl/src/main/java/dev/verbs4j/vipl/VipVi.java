@@ -198,7 +198,15 @@ public final class VipVi implements AutoCloseable {
             if (destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
-            Posted p = q.append(d.segment(), descriptorMemory == null ? 0 : descriptorMemory.value());
+            if (!d.segment().scope().isAlive()) {
+                return VipReturn.INVALID_PARAMETER; // its arena was closed: no descriptor to post
+            }
+            Posted p;
+            try {
+                p = q.append(d.segment(), descriptorMemory == null ? 0 : descriptorMemory.value());
+            } catch (IllegalStateException | WrongThreadException e) {
+                return VipReturn.INVALID_PARAMETER; // its memory is not accessible to this thread
+            }
             int errors = 0;
             if (d.address() % VipDescriptor.ALIGNMENT != 0) {
                 errors = VipStatus.FORMAT_ERROR;
@@ -235,15 +243,42 @@ public final class VipVi implements AutoCloseable {
         }
     }
 
-    /** Hands a checked descriptor to the queue pair, translating it without copying data. Under the lock. */
+    /**
+     * Hands a checked descriptor to the queue pair, translating it without copying data. Under the lock.
+     *
+     * <p>A descriptor checked when it was posted but handed over later (a receive posted while the
+     * VI was Idle, or re-armed on an Unreliable VI) is checked for protection again: when a region
+     * it uses was deregistered or moved to another tag meanwhile (§3.2.1), a receive goes to the
+     * queue pair without data segments and completes with PROTECTION_ERROR when a message reaches
+     * it (the moment the region would have been accessed); a send completes with PROTECTION_ERROR
+     * at once, and sends nothing.
+     */
     private void submit(WorkQueue q, Posted p) {
         VipDescriptor d = p.descriptor;
         int first = DescriptorCheck.firstData(p.op);
+        int protection;
+        try {
+            protection = DescriptorCheck.protection(d, p, nic, attributes.ptag());
+        } catch (RuntimeException e) {
+            if (!WorkQueue.inaccessible(d, e)) {
+                throw e;
+            }
+            q.memoryGone(p);
+            return;
+        }
+        if (protection != 0 && !q.receive) {
+            q.completeLocally(p, protection);
+            if (state == VipViState.CONNECTED && reliable()) {
+                enterError();
+            }
+            return;
+        }
         try {
             if (q.receive) {
                 ReceiveRequest wr = recvWr.get(0).wrId(q.wrId(p)).noSge();
+                p.regionGone = protection != 0;
                 int k = 0;
-                for (int i = first; i < d.segCount(); i++) {
+                for (int i = first; i < d.segCount() && !p.regionGone; i++) {
                     int len = d.segmentLength(i);
                     if (len != 0) {
                         VipMemHandle m = nic.regions.get(d.segmentHandle(i));
@@ -279,6 +314,10 @@ public final class VipVi implements AutoCloseable {
             }
             p.inVerbs = true;
         } catch (RuntimeException e) {
+            if (WorkQueue.inaccessible(d, e)) {
+                q.memoryGone(p);
+                return;
+            }
             // The queue pair refused it (its queue is full): VI overrun (§9.9.1), the descriptor completes in error.
             q.completeLocally(p, VipStatus.FORMAT_ERROR);
             nic.report(new VipErrorDescriptor(nic, this, q.cq, d.address(), CompletionMapping.opBits(q.receive, p.op, false),

@@ -564,16 +564,29 @@ public final class Vipl {
      * VipDeregisterMem (§9.5.4): {@code address} must be the registered start address. Descriptors
      * still posted that use the region are not touched; their data transfers fail with a
      * protection error when the device reaches them (§3.2.1).
+     *
+     * @return SUCCESS; INVALID_PARAMETER (bad NIC or handle, or an address that is not the region's
+     *         base); ERROR_RESOURCE when the provider refuses to deregister it, in which case the
+     *         handle stays valid and the region registered
      */
     public static VipReturn deregisterMem(VipNic nic, long address, VipMemHandle handle) {
         if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
             return VipReturn.INVALID_PARAMETER;
         }
         synchronized (nic.lock) {
+            if (handle.destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+            try {
+                handle.mr.close();
+            } catch (RuntimeException e) {
+                // the provider refused (ibv_dereg_mr failed): the region stays registered and usable
+                LOG.log(System.Logger.Level.DEBUG, "VipDeregisterMem: ibv_dereg_mr refused", e);
+                return VipReturn.ERROR_RESOURCE;
+            }
             nic.regions.remove(handle.value());
             handle.attributes.ptag().users.remove(handle);
             handle.destroyed = true;
-            handle.mr.close();
             return VipReturn.SUCCESS;
         }
     }
@@ -668,7 +681,8 @@ public final class Vipl {
     // ===== §9.6 data transfer and completion =====
 
     private static boolean badDescriptor(VipDescriptor d) {
-        return d == null || !d.segment().isNative() || d.segment().byteSize() < VipDescriptor.CONTROL_SIZE;
+        return d == null || !d.segment().isNative() || d.segment().byteSize() < VipDescriptor.CONTROL_SIZE
+                || !d.segment().scope().isAlive();
     }
 
     /**
@@ -683,6 +697,7 @@ public final class Vipl {
      * local error on a Connected VI breaks the connection (Error state, §2.5).
      *
      * @return SUCCESS, or INVALID_PARAMETER for a bad VI handle or a descriptor not in native memory
+     *         (or in memory whose arena is closed, or confined to another thread)
      */
     public static VipReturn postSend(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
         if (bad(vi) || badDescriptor(descriptor)) {
@@ -706,6 +721,10 @@ public final class Vipl {
     /**
      * VipSendDone (§9.6.2): dequeues the head of the send queue into {@code out} if it is done.
      * Allowed on a CQ-attached queue, where it is how the descriptor of a CQ entry is dequeued (D17).
+     *
+     * @return SUCCESS, NOT_DONE, INVALID_PARAMETER (a bad VI handle), or DESCRIPTOR_ERROR when the
+     *         head was dequeued but its memory was closed while it was queued (nothing was written
+     *         into it; the same holds for the Wait functions, and a Notify handler is not called for it)
      */
     public static VipReturn sendDone(VipVi vi, VipDescriptor out) {
         if (bad(vi) || out == null) {

@@ -52,9 +52,16 @@ final class WorkQueue {
         d.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, 0);
         d.status(0);
         Posted tail = ring.peekLast();
-        if (tail != null) {
-            tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, memory.address());
-            tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, handle);
+        if (tail != null && !tail.memoryGone) {
+            try {
+                tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, memory.address());
+                tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, handle);
+            } catch (RuntimeException e) {
+                if (!inaccessible(tail.descriptor, e)) {
+                    throw e;
+                }
+                tail.memoryGone = true; // the previous descriptor's memory was freed: no link to write
+            }
         }
         ring.addLast(p);
         return p;
@@ -68,25 +75,79 @@ final class WorkQueue {
 
     private void finish(Posted p, int status) {
         p.done = true;
-        p.descriptor.status(status);
+        if (!p.memoryGone) {
+            try {
+                p.descriptor.status(status);
+            } catch (RuntimeException e) {
+                if (!inaccessible(p.descriptor, e)) {
+                    throw e;
+                }
+                p.memoryGone = true;
+            }
+        }
         if (cq != null && !cq.destroyed) {
             cq.entries.addLast(new VipCq.Entry(vi, receive));
         }
     }
 
-    /** Writes the completion {@code wc} into its descriptor. Under the lock. */
-    void complete(WorkCompletion wc) {
-        long seq = wc.wrId() >>> 1;
-        Posted p = null;
-        for (Posted q : ring) {
-            if (q.seq == seq) {
-                p = q;
-                break;
-            }
+    /**
+     * Whether {@code e}, thrown while accessing {@code d}'s memory, means that memory is gone
+     * (its arena was closed) or belongs to another thread (a confined arena).
+     */
+    static boolean inaccessible(VipDescriptor d, RuntimeException e) {
+        return e instanceof WrongThreadException || !d.segment().scope().isAlive();
+    }
+
+    /**
+     * {@code p}'s memory was closed while it was queued: it completes with nothing written back,
+     * and VipSendDone/VipRecvDone dequeue it with DESCRIPTOR_ERROR. Under the lock.
+     */
+    void memoryGone(Posted p) {
+        p.memoryGone = true;
+        p.inVerbs = false;
+        if (!p.done) {
+            finish(p, 0);
         }
+    }
+
+    /**
+     * Writes the completion {@code wc} into its descriptor. Under the lock. A descriptor whose
+     * memory was closed meanwhile completes without a write-back (see {@link #memoryGone}); an
+     * error completion still moves a reliable VI to the Error state.
+     */
+    void complete(WorkCompletion wc) {
+        Posted p = find(wc.wrId() >>> 1);
         if (p == null || p.done) {
             return;
         }
+        try {
+            completeInto(p, wc);
+        } catch (RuntimeException e) {
+            if (!inaccessible(p.descriptor, e)) {
+                throw e;
+            }
+            memoryGone(p);
+            WcStatus st = wc.status();
+            if (st != WcStatus.SUCCESS && st != WcStatus.WR_FLUSH_ERR) {
+                if (vi.reliable()) {
+                    vi.enterError();
+                } else {
+                    vi.afterUnreliableError();
+                }
+            }
+        }
+    }
+
+    private Posted find(long seq) {
+        for (Posted q : ring) {
+            if (q.seq == seq) {
+                return q;
+            }
+        }
+        return null;
+    }
+
+    private void completeInto(Posted p, WorkCompletion wc) {
         p.inVerbs = false;
         WcStatus st = wc.status();
         if (st == WcStatus.WR_FLUSH_ERR && vi.rearming()) {
@@ -97,7 +158,11 @@ final class WorkQueue {
         VipReliabilityLevel level = vi.attributes.reliabilityLevel();
         int errors = CompletionMapping.errorBits(st, level, receive, p.op);
         VipDescriptor d = p.descriptor;
-        if ((errors & VipStatus.FORMAT_ERROR) != 0 && DescriptorCheck.protection(d, p, vi.nic, vi.attributes.ptag()) != 0) {
+        if (errors != 0 && errors != VipStatus.DESC_FLUSHED_ERROR && p.regionGone) {
+            // a receive whose region was deregistered before it was handed to the queue pair (see
+            // VipVi.submit): a message reached it, which is a protection error (§3.2.1)
+            errors = VipStatus.PROTECTION_ERROR;
+        } else if ((errors & VipStatus.FORMAT_ERROR) != 0 && DescriptorCheck.protection(d, p, vi.nic, vi.attributes.ptag()) != 0) {
             // the descriptor passed the checks when posted: a region it uses was deregistered (or
             // moved to another tag) since, which is a protection error (§3.2.1), however the
             // provider words it (rxe: a malformed work request)
@@ -175,7 +240,8 @@ final class WorkQueue {
             }
             ring.pollFirst();
             out.point(head.descriptor.segment());
-            return VipReturn.SUCCESS;
+            // its memory was closed while it was queued: dequeued, with nothing written into it
+            return head.memoryGone ? VipReturn.DESCRIPTOR_ERROR : VipReturn.SUCCESS;
         }
     }
 
