@@ -333,7 +333,16 @@ public final class VipVi implements AutoCloseable {
         }
     }
 
-    /** A reliable VI's connection broke: Error state, the queue pair flushes the rest (§2.5.2). Under the lock. */
+    /**
+     * A reliable VI's connection broke: Error state, the queue pair flushes the rest (§2.5.2). Under the lock.
+     *
+     * <p>Decision (§12 tests 7 and 20, "the VIs go to ERROR"): the connection is also closed at
+     * the RDMA CM level, so that the peer VI learns of it at once (its connection watch puts it in
+     * the Error state and reports CONN_LOST, §9.9.1) rather than only when its own next transfer
+     * times out against a queue pair in error. This holds for every error that breaks a reliable
+     * connection: a receive queue found empty, a receive too small, a protection error, a
+     * transport error. Both VIs then stay in Error until each side calls VipDisconnect.
+     */
     void enterError() {
         if (state == VipViState.CONNECTED || state == VipViState.CONNECT_PENDING) {
             state = VipViState.ERROR;
@@ -341,6 +350,13 @@ public final class VipVi implements AutoCloseable {
                 qp.toError();
             } catch (RuntimeException ignored) {
                 // the queue pair may be in error already
+            }
+            if (id != null) {
+                try {
+                    id.disconnect();
+                } catch (RuntimeException ignored) {
+                    // the peer may have disconnected first
+                }
             }
         }
     }

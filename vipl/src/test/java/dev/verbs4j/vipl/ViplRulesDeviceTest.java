@@ -227,4 +227,106 @@ class ViplRulesDeviceTest {
         assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
         teardown(c, s);
     }
+
+    /**
+     * §12 test 16 (§6.4.1, §2.5): a receive too small for the incoming send gets LENGTH_ERROR with
+     * Length 0; under Reliable Reception both VIs end in Error; under Reliable Delivery the other
+     * receives posted come back DESC_FLUSHED. A send larger than MaxTransferSize is LENGTH_ERROR.
+     */
+    @Test
+    void test16ReceiveTooSmallAndTooLargeSend() throws Exception {
+        for (VipReliabilityLevel level : new VipReliabilityLevel[]{VipReliabilityLevel.RELIABLE_RECEPTION,
+                VipReliabilityLevel.RELIABLE_DELIVERY}) {
+            VipVi c = Vipl.createVi(a.nic, rd(a).withReliabilityLevel(level), null, null);
+            VipVi s = Vipl.createVi(b.nic, rd(b).withReliabilityLevel(level), null, null);
+            connect(c, s, new byte[]{'l', '1', '6', (byte) level.ordinal()});
+            VipDescriptor small = b.desc(0).sendReceive(0).addData(b.data.asSlice(0, 16), b.dataH);
+            assertThat(Vipl.postRecv(s, small, b.descH)).isEqualTo(VipReturn.SUCCESS);
+            for (int i = 1; i <= 2; i++) {
+                assertThat(Vipl.postRecv(s, b.desc(i).sendReceive(0).addData(b.data.asSlice(i * 1024L, 256), b.dataH), b.descH))
+                        .isEqualTo(VipReturn.SUCCESS);
+            }
+            assertThat(Vipl.postSend(c, sendOf(a, 0, 0, 100), a.descH)).isEqualTo(VipReturn.SUCCESS);
+            VipDescriptor got = recv(s);
+            assertThat(got.address()).isEqualTo(small.address());
+            assertThat(got.status()).as(level + ": " + VipStatus.describe(got.status()))
+                    .isEqualTo(VipStatus.DONE | VipStatus.LENGTH_ERROR | VipStatus.OP_RECEIVE);
+            assertThat(got.length()).isZero();
+            for (int i = 1; i <= 2; i++) {
+                VipDescriptor rest = recv(s);
+                assertThat(rest.address()).isEqualTo(b.desc(i).address());
+                assertThat(rest.status()).as(level + ": " + VipStatus.describe(rest.status()))
+                        .isEqualTo(VipStatus.DONE | VipStatus.DESC_FLUSHED_ERROR | VipStatus.OP_RECEIVE);
+            }
+            assertThat(sent(c).status() & VipStatus.ERROR_MASK).isNotZero();
+            awaitState(s, VipViState.ERROR);
+            awaitState(c, VipViState.ERROR);
+            teardown(c, s);
+        }
+        // a send above the VI's MaxTransferSize, through VipPostSend
+        VipVi vi = Vipl.createVi(a.nic, rd(a).withMaxTransferSize(32 * 1024), null, null);
+        VipDescriptor big = sendOf(a, 5, 0, 32 * 1024 + 1);
+        assertThat(Vipl.postSend(vi, big, a.descH)).isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor out = VipDescriptor.empty();
+        assertThat(Vipl.sendDone(vi, out)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(out.status()).isEqualTo(VipStatus.DONE | VipStatus.LENGTH_ERROR | VipStatus.OP_SEND);
+        assertThat(Vipl.destroyVi(vi)).isEqualTo(VipReturn.SUCCESS);
+    }
+
+    /**
+     * §12 test 18 (§3.2.2.1, D13) on a Connected Reliable Delivery pair: a send whose data segment
+     * lies in a region of another tag completes with PROTECTION_ERROR, sends nothing (the peer's
+     * receive gets no data: it is flushed when the broken connection reaches the peer, decision of
+     * VipVi.enterError), and the VI is in Error.
+     */
+    @Test
+    void test18ProtectionErrorOnAConnectedVi() throws Exception {
+        VipPtag other = Vipl.createPtag(a.nic);
+        MemorySegment otherMem = arena.allocate(4096, 4096);
+        VipMemHandle otherH = Vipl.registerMem(a.nic, otherMem, VipMemAttributes.of(other));
+        VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
+        connect(c, s, new byte[]{'p', '1', '8'});
+        b.data.asSlice(0, 64).fill((byte) 0);
+        otherMem.asSlice(0, 64).fill((byte) 0x18);
+        VipDescriptor r = b.desc(0).sendReceive(0).addData(b.data.asSlice(0, 64), b.dataH);
+        assertThat(Vipl.postRecv(s, r, b.descH)).isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor bad = a.desc(0).sendReceive(0).addData(otherMem.asSlice(0, 64), otherH);
+        assertThat(Vipl.postSend(c, bad, a.descH)).isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor out = sent(c);
+        assertThat(out.address()).isEqualTo(bad.address());
+        assertThat(out.status()).isEqualTo(VipStatus.DONE | VipStatus.PROTECTION_ERROR | VipStatus.OP_SEND);
+        assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.ERROR);
+        VipDescriptor peer = recv(s);
+        assertThat(peer.status()).as(VipStatus.describe(peer.status()))
+                .isEqualTo(VipStatus.DONE | VipStatus.DESC_FLUSHED_ERROR | VipStatus.OP_RECEIVE);
+        assertThat(b.data.get(ValueLayout.JAVA_BYTE, 0)).isZero();
+        teardown(c, s);
+        assertThat(Vipl.deregisterMem(a.nic, otherMem.address(), otherH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.destroyPtag(a.nic, other)).isEqualTo(VipReturn.SUCCESS);
+    }
+
+    /**
+     * §12 test 20 under Reliable Delivery, the receiver's side (§2.5.2, §9.9.1): a send that finds
+     * no receive posted puts the sender in Error with RECVQ_EMPTY, and the receiver learns of the
+     * broken connection at once (decision of VipVi.enterError): Error state and CONN_LOST, without
+     * a transfer of its own.
+     */
+    @Test
+    void test20ReceiverSideGoesToError() throws Exception {
+        VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
+        connect(c, s, new byte[]{'q', '2', '0'});
+        assertThat(Vipl.postSend(c, sendOf(a, 0, 0, 8), a.descH)).isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor d = sent(c);
+        assertThat(d.status() & VipStatus.ERROR_MASK).as(VipStatus.describe(d.status())).isEqualTo(VipStatus.TRANSPORT_ERROR);
+        assertThat(a.errors).extracting(VipErrorDescriptor::errorCode).containsExactly(VipErrorCode.RECVQ_EMPTY);
+        awaitState(s, VipViState.ERROR);
+        assertThat(b.errors).extracting(VipErrorDescriptor::errorCode).containsExactly(VipErrorCode.CONN_LOST);
+        assertThat(b.errors.get(0).vi()).isSameAs(s);
+        // in Error, a receive posted now completes flushed
+        assertThat(Vipl.postRecv(s, b.desc(0).sendReceive(0), b.descH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(recv(s).status()).isEqualTo(VipStatus.DONE | VipStatus.DESC_FLUSHED_ERROR | VipStatus.OP_RECEIVE);
+        teardown(c, s);
+    }
 }
