@@ -36,6 +36,8 @@ public final class VipNic implements AutoCloseable {
     final int queueDepth;
     final int maxSge;
     final int rdmaDepth;
+    /** MaxVI as VipQueryNic reports it and VipCreateVi enforces it: at most the device's queue pairs and its protection domains. */
+    final int maxVi;
     /** The reliability levels it provides, as a mask: Unreliable needs UC queue pairs, which only IB transports (IB, RoCE) have. */
     final int reliabilityLevels;
     final Object lock = new Object();
@@ -57,6 +59,7 @@ public final class VipNic implements AutoCloseable {
         this.port = context.queryPort(portNumber);
         this.queueDepth = Math.min(device.maxQpWr(), Vipl.QUEUE_DEPTH);
         this.maxSge = Math.min(device.maxSge(), Vipl.MAX_SEGMENTS);
+        this.maxVi = Math.min(device.maxQp(), device.maxPd());
         this.rdmaDepth = Math.max(1, Math.min(Math.min(device.maxQpRdAtom(), device.maxQpInitRdAtom()), 8));
         int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
         this.reliabilityLevels = context.device().transportType() == TransportType.IB

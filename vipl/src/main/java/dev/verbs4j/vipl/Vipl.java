@@ -187,7 +187,7 @@ public final class Vipl {
             throw fail(rc, "VipCreateVi", String.valueOf(attributes));
         }
         synchronized (nic.lock) {
-            if (nic.vis.size() >= nic.device.maxQp()) {
+            if (nic.vis.size() >= nic.maxVi) {
                 throw fail(VipReturn.ERROR_RESOURCE, "VipCreateVi", "MaxVI reached");
             }
             VipVi vi;
@@ -959,7 +959,16 @@ public final class Vipl {
 
     // ===== §9.8 queries and attributes =====
 
-    /** VipQueryNic (§9.8.1). @throws VipException INVALID_PARAMETER for a bad NIC */
+    /**
+     * VipQueryNic (§9.8.1).
+     *
+     * <p>MaxVI is the device's queue pair limit clamped to its protection domain limit (MaxPtags),
+     * which VipCreateVi enforces too: every VI may have a tag of its own, so the attributes stay
+     * consistent (MaxPtags ≥ MaxVI, §12 test 43) even on a device, such as Soft-RoCE, that allows
+     * more queue pairs than protection domains.
+     *
+     * @throws VipException INVALID_PARAMETER for a bad NIC
+     */
     public static VipNicAttributes queryNic(VipNic nic) {
         if (bad(nic)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipQueryNic", "bad NIC handle");
@@ -972,7 +981,7 @@ public final class Vipl {
         // RDMA Read: under the reliable levels only (a UC queue pair has none, §2.5.1)
         int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
         return new VipNicAttributes(nic.name, Integer.toUnsignedLong(d.hardwareVersion()), PROVIDER_VERSION, gid, true,
-                ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), d.maxQp(), nic.queueDepth,
+                ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), nic.maxVi, nic.queueDepth,
                 nic.maxSge, d.maxCq(), d.maxCqe(), maxTransfer(nic), nativeMtu, d.maxPd(), nic.reliabilityLevels, reliable);
     }
 

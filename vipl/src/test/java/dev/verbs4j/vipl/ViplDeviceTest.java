@@ -457,6 +457,8 @@ class ViplDeviceTest {
         VipNicAttributes n = Vipl.queryNic(a.nic);
         assertThat(n.name()).isEqualTo(TestBed.hostA().device());
         assertThat(n.maxCqEntries()).isGreaterThanOrEqualTo(1024);
+        assertThat(n.maxPtags()).as("MaxPtags >= MaxVI").isGreaterThanOrEqualTo(n.maxVi());
+        assertThat(n.maxVi()).isPositive();
         assertThat(n.maxTransferSize()).isGreaterThanOrEqualTo(32768);
         assertThat(n.maxSegmentsPerDesc()).isBetween(1L, 252L);
         assertThat(n.localNicAddress()).hasSize(16);
