@@ -509,7 +509,12 @@ public final class Vipl {
         }
     }
 
-    /** VipDestroyPtag (§9.5.2): ERROR_RESOURCE while a VI or region still uses the tag. */
+    /**
+     * VipDestroyPtag (§9.5.2): ERROR_RESOURCE while a VI or region still uses the tag (the tag
+     * stays valid), or when the provider refuses to free its protection domain
+     * ({@code ibv_dealloc_pd} fails): then the tag is invalid all the same, and the provider's
+     * domain is released with the NIC.
+     */
     public static VipReturn destroyPtag(VipNic nic, VipPtag ptag) {
         if (bad(nic) || ptag == null || !ptag.usableOn(nic)) {
             return VipReturn.INVALID_PARAMETER;
@@ -518,9 +523,16 @@ public final class Vipl {
             if (!ptag.users.isEmpty()) {
                 return VipReturn.ERROR_RESOURCE;
             }
-            ptag.pd.close();
             ptag.destroyed = true;
             nic.ptags.remove(ptag);
+            try {
+                ptag.pd.close();
+            } catch (RuntimeException e) {
+                // the provider refused (ibv_dealloc_pd failed, e.g. a region it could not
+                // deregister still uses it); the domain is closed for the library all the same
+                LOG.log(System.Logger.Level.DEBUG, "VipDestroyPtag: ibv_dealloc_pd refused", e);
+                return VipReturn.ERROR_RESOURCE;
+            }
             return VipReturn.SUCCESS;
         }
     }
@@ -566,8 +578,10 @@ public final class Vipl {
      * protection error when the device reaches them (§3.2.1).
      *
      * @return SUCCESS; INVALID_PARAMETER (bad NIC or handle, or an address that is not the region's
-     *         base); ERROR_RESOURCE when the provider refuses to deregister it, in which case the
-     *         handle stays valid and the region registered
+     *         base); ERROR_RESOURCE when the provider refuses to deregister it ({@code ibv_dereg_mr}
+     *         fails, e.g. while a memory window is bound to it). The handle is invalid afterwards
+     *         either way: the library no longer uses the region, and the provider's region (which
+     *         keeps the tag from being destroyed) is released with the NIC.
      */
     public static VipReturn deregisterMem(VipNic nic, long address, VipMemHandle handle) {
         if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
@@ -577,16 +591,16 @@ public final class Vipl {
             if (handle.destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
-            try {
-                handle.mr.close();
-            } catch (RuntimeException e) {
-                // the provider refused (ibv_dereg_mr failed): the region stays registered and usable
-                LOG.log(System.Logger.Level.DEBUG, "VipDeregisterMem: ibv_dereg_mr refused", e);
-                return VipReturn.ERROR_RESOURCE;
-            }
             nic.regions.remove(handle.value());
             handle.attributes.ptag().users.remove(handle);
             handle.destroyed = true;
+            try {
+                handle.mr.close();
+            } catch (RuntimeException e) {
+                // the provider refused (ibv_dereg_mr failed); the verbs region is closed for the library all the same
+                LOG.log(System.Logger.Level.DEBUG, "VipDeregisterMem: ibv_dereg_mr refused", e);
+                return VipReturn.ERROR_RESOURCE;
+            }
             return VipReturn.SUCCESS;
         }
     }

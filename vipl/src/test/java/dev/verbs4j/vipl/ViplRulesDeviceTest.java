@@ -1,5 +1,8 @@
 package dev.verbs4j.vipl;
 
+import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.MemoryRegion;
+import dev.verbs4j.verbs.MemoryWindow;
 import dev.verbs4j.verbs.TestBed;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -226,6 +229,49 @@ class ViplRulesDeviceTest {
         assertThat(recv(s).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_RECEIVE);
         assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
         teardown(c, s);
+    }
+
+
+    /**
+     * VipDeregisterMem and VipDestroyPtag when the provider refuses (§9.5.2, §9.5.4): a memory
+     * window bound to the region (made here through the verbs objects behind the handles, which
+     * VIPL itself never does) makes {@code ibv_dereg_mr} fail. The call returns ERROR_RESOURCE,
+     * throws nothing, and leaves the handle invalid; the tag, whose domain the provider still
+     * holds, then gives ERROR_RESOURCE on VipDestroyPtag and is invalid afterwards.
+     */
+    @Test
+    void refusedDeregistrationIsAReturnCode() throws Exception {
+        VipPtag tag = Vipl.createPtag(b.nic);
+        VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
+        VipVi s = Vipl.createVi(b.nic, VipViAttributes.of(tag).withRdma(true, true), null, null);
+        connect(c, s, new byte[]{'m', 'w'});
+        MemorySegment mem = arena.allocate(4096, 4096);
+        // registered as VipRegisterMem registers, with the right to bind memory windows added
+        MemoryRegion mr = tag.pd.register(mem, Access.LOCAL_WRITE | Access.MW_BIND);
+        VipMemHandle h = new VipMemHandle(b.nic, mr, mem, VipMemAttributes.of(tag));
+        synchronized (b.nic.lock) {
+            b.nic.regions.put(h.value(), h);
+            tag.users.add(h);
+        }
+        MemoryWindow mw = tag.pd.allocateMemoryWindow(MemoryWindow.Type.TYPE_1);
+        mw.bind(s.qp, mr, 0, 2048, Access.REMOTE_WRITE, 0, 0);
+        Thread.sleep(500); // the provider binds it asynchronously
+        assertThat(Vipl.deregisterMem(b.nic, mem.address(), h)).isEqualTo(VipReturn.ERROR_RESOURCE);
+        assertThat(Vipl.deregisterMem(b.nic, mem.address(), h)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThatThrownBy(() -> Vipl.queryMem(b.nic, mem.address(), h))
+                .extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.INVALID_PARAMETER);
+        // a descriptor naming the handle is a protection error, not an exception
+        assertThat(Vipl.postRecv(s, b.desc(0).sendReceive(0).addData(mem.asSlice(0, 8), h), b.descH))
+                .isEqualTo(VipReturn.SUCCESS);
+        VipDescriptor out = VipDescriptor.empty();
+        assertThat(Vipl.recvDone(s, out)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(out.status() & VipStatus.ERROR_MASK).isEqualTo(VipStatus.PROTECTION_ERROR);
+        teardown(c, s);
+        mw.close();
+        assertThat(Vipl.destroyPtag(b.nic, tag)).isEqualTo(VipReturn.ERROR_RESOURCE);
+        assertThat(Vipl.destroyPtag(b.nic, tag)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThatThrownBy(() -> Vipl.createVi(b.nic, VipViAttributes.of(tag), null, null))
+                .extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.INVALID_PTAG);
     }
 
     /**
