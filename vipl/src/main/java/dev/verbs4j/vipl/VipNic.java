@@ -42,10 +42,10 @@ public final class VipNic implements AutoCloseable {
     final int reliabilityLevels;
     final Object lock = new Object();
     final Set<VipPtag> ptags = new LinkedHashSet<>();
-    final Map<Integer, VipMemHandle> regions = new HashMap<>();
+    final IntMap<VipMemHandle> regions = new IntMap<>();
     final Set<VipCq> cqs = new LinkedHashSet<>();
     final Set<VipVi> vis = new LinkedHashSet<>();
-    final Map<Integer, VipVi> viByQpn = new HashMap<>();
+    final IntMap<VipVi> viByQpn = new IntMap<>();
     final Map<InetAddress, VipListener> listeners = new HashMap<>();
     private final WorkCompletions wcs = new WorkCompletions(32);
     private volatile VipErrorHandler errorHandler;

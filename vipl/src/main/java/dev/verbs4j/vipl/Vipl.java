@@ -937,7 +937,7 @@ public final class Vipl {
                 return VipReturn.ERROR_RESOURCE;
             }
             cq.destroyed = true;
-            cq.entries.clear();
+            cq.clearEntries();
             cq.cq.close();
             cq.channel.close();
             cq.nic.cqs.remove(cq);
@@ -955,7 +955,7 @@ public final class Vipl {
         }
         synchronized (cq.nic.lock) {
             cq.nic.poll(cq.cq);
-            if (entryCount < cq.entries.size() || entryCount > cq.nic.device.maxCqe()) {
+            if (entryCount < cq.pending() || entryCount > cq.nic.device.maxCqe()) {
                 return VipReturn.ERROR_RESOURCE;
             }
             int target = (int) Math.max(entryCount, cq.attachedDepth);

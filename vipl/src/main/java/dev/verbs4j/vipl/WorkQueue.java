@@ -8,8 +8,6 @@ import dev.verbs4j.verbs.WorkCompletion;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Iterator;
 
 /**
  * One work queue of a VI (§2.1): the FIFO of posted descriptors in post order, the verbs
@@ -24,7 +22,10 @@ final class WorkQueue {
     final VipCq cq;
     final CompletionChannel hiddenChannel;
     final CompletionQueue ibvCq;
-    final ArrayDeque<Posted> ring = new ArrayDeque<>();
+    final PostedQueue ring = new PostedQueue();
+    /** Records of dequeued descriptors, for reuse. */
+    private Posted[] free = new Posted[16];
+    private int freeCount;
     private long nextSeq;
 
     WorkQueue(VipVi vi, boolean receive, VipCq cq, int depth) {
@@ -46,11 +47,18 @@ final class WorkQueue {
 
     /** Appends a descriptor, linking the previous tail's Next/NextHandle to it (§10.3). Under the lock. */
     Posted append(MemorySegment memory, int handle) {
-        Posted p = new Posted(memory, nextSeq++, handle);
+        Posted p = freeCount > 0 ? free[--freeCount] : new Posted();
+        p.reset(memory, nextSeq, handle);
         VipDescriptor d = p.descriptor;
-        d.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, 0L);
-        d.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, 0);
-        d.status(0);
+        try {
+            d.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, 0L);
+            d.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, 0);
+            d.status(0);
+        } catch (RuntimeException e) {
+            recycle(p);
+            throw e;
+        }
+        nextSeq++;
         Posted tail = ring.peekLast();
         if (tail != null && !tail.memoryGone) {
             try {
@@ -65,6 +73,18 @@ final class WorkQueue {
         }
         ring.addLast(p);
         return p;
+    }
+
+    /** Keeps a dequeued record for reuse. Under the lock. */
+    private void recycle(Posted p) {
+        p.descriptor.point(MemorySegment.NULL);
+        if (freeCount == free.length) {
+            if (free.length >= ring.size() + 64) {
+                return; // enough kept
+            }
+            free = java.util.Arrays.copyOf(free, free.length * 2);
+        }
+        free[freeCount++] = p;
     }
 
     /** Completes {@code p} without the queue pair: Status = DONE | errors | op. Under the lock. */
@@ -86,7 +106,7 @@ final class WorkQueue {
             }
         }
         if (cq != null && !cq.destroyed) {
-            cq.entries.addLast(new VipCq.Entry(vi, receive));
+            cq.add(vi, receive);
         }
     }
 
@@ -138,10 +158,23 @@ final class WorkQueue {
         }
     }
 
+    /** The queued record of work request number {@code seq}, or null: by position first (numbers are consecutive). */
     private Posted find(long seq) {
-        for (Posted q : ring) {
-            if (q.seq == seq) {
-                return q;
+        int n = ring.size();
+        if (n == 0) {
+            return null;
+        }
+        long at = seq - ring.peekFirst().seq;
+        if (at >= 0 && at < n) {
+            Posted p = ring.get((int) at);
+            if (p.seq == seq) {
+                return p;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            Posted p = ring.get(i);
+            if (p.seq == seq) {
+                return p;
             }
         }
         return null;
@@ -203,8 +236,8 @@ final class WorkQueue {
     }
 
     boolean hasInVerbs() {
-        for (Posted p : ring) {
-            if (p.inVerbs) {
+        for (int i = 0; i < ring.size(); i++) {
+            if (ring.get(i).inVerbs) {
                 return true;
             }
         }
@@ -213,7 +246,8 @@ final class WorkQueue {
 
     /** Completes every descriptor still queued with DESC_FLUSHED (those the queue pair did not flush). */
     void flushRemaining() {
-        for (Posted p : ring) {
+        for (int i = 0; i < ring.size(); i++) {
+            Posted p = ring.get(i);
             if (!p.done) {
                 completeLocally(p, VipStatus.DESC_FLUSHED_ERROR);
             }
@@ -222,11 +256,8 @@ final class WorkQueue {
 
     /** Marks descriptors handed to a queue pair that was reset as not posted (only before any traffic). */
     void takeBackFromVerbs() {
-        for (Iterator<Posted> it = ring.iterator(); it.hasNext(); ) {
-            Posted p = it.next();
-            if (p.inVerbs) {
-                p.inVerbs = false;
-            }
+        for (int i = 0; i < ring.size(); i++) {
+            ring.get(i).inVerbs = false;
         }
     }
 
@@ -241,7 +272,9 @@ final class WorkQueue {
             ring.pollFirst();
             out.point(head.descriptor.segment());
             // its memory was closed while it was queued: dequeued, with nothing written into it
-            return head.memoryGone ? VipReturn.DESCRIPTOR_ERROR : VipReturn.SUCCESS;
+            boolean gone = head.memoryGone;
+            recycle(head);
+            return gone ? VipReturn.DESCRIPTOR_ERROR : VipReturn.SUCCESS;
         }
     }
 

@@ -84,6 +84,16 @@ class ViplRulesDeviceTest {
         pool = Executors.newCachedThreadPool();
         a = side(TestBed.hostA());
         b = side(TestBed.hostB());
+        listen(b.nic, b.address);
+    }
+
+    /**
+     * Starts {@code nic}'s listener before any request comes (VipConnectWait starts it; with
+     * timeout 0 it returns TIMEOUT at once), so that no request finds the port closed.
+     */
+    static void listen(VipNic nic, String address) {
+        assertThatThrownBy(() -> Vipl.connectWait(nic, VipNetAddress.of(address, new byte[]{0}), 0))
+                .isInstanceOf(VipException.class).extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.TIMEOUT);
     }
 
     @AfterAll
