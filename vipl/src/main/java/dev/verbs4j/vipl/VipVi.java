@@ -28,6 +28,10 @@ import java.time.Duration;
  * connected through RDMA CM. It keeps the VI state of §5 and the posted descriptors of each queue
  * in order; the descriptors themselves stay the application's memory. The queue pair, its
  * hidden completion queues and the RDMA CM id belong to the VI; {@link #close()} is VipDestroyVi.
+ *
+ * <p>An error that moves a reliable VI to the Error state also closes its connection, so that
+ * the peer VI learns of it at once (Error state, asynchronous CONN_LOST) instead of at its own
+ * next transfer (§12 tests 7 and 20).
  */
 public final class VipVi implements AutoCloseable {
 
