@@ -216,6 +216,14 @@ class ViplRulesDeviceTest {
         assertThat(Vipl.deregisterMem(b.nic, mem.address(), memH)).isEqualTo(VipReturn.SUCCESS);
         small.close();
         assertThat(Vipl.postRecv(s, first, b.descH)).as("closed memory").isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.postSend(c, VipDescriptor.wrap(mem), a.descH)).as("closed memory").isEqualTo(VipReturn.INVALID_PARAMETER);
+        // memory confined to another thread: INVALID_PARAMETER as well, and the queue is unchanged
+        try (Arena confined = Arena.ofConfined()) {
+            VipDescriptor other = VipDescriptor.at(confined.allocate(DESC_SIZE, 64), 0, SEGS).sendReceive(0);
+            assertThat(pool.submit(() -> Vipl.postSend(c, other, a.descH)).get(WAIT, TimeUnit.MILLISECONDS))
+                    .isEqualTo(VipReturn.INVALID_PARAMETER);
+        }
+        assertThat(Vipl.queryVi(c).sendQueueEmpty()).isTrue();
         // both messages complete in one poll
         b.data.asSlice(0, 128).fill((byte) 0);
         a.data.asSlice(0, 64).fill((byte) 0x41);
