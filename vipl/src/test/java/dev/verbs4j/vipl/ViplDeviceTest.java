@@ -112,12 +112,23 @@ class ViplDeviceTest {
     private static void connect(VipVi client, VipVi server, byte[] disc) throws Exception {
         Future<VipReturn> accepted = pool.submit(() -> {
             VipConnHandle h = Vipl.connectWait(b.nic, b.addr(disc), WAIT);
-            assertThat(h.remoteAttributes().reliabilityLevel()).isEqualTo(client.attributes().reliabilityLevel());
+            // §12 test 1: the server receives the client's address and attributes
+            assertThat(h.remoteAttributes()).isEqualTo(withoutTag(client.attributes()));
             assertThat(h.remoteAddress().inetAddress().getHostAddress()).isEqualTo(a.address);
             return Vipl.connectAccept(h, server);
         });
         assertThat(Vipl.connectRequest(client, a.addr(new byte[]{1}), b.addr(disc), WAIT)).isEqualTo(VipReturn.SUCCESS);
         assertThat(accepted.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+        // and the client the server's; both VIs are Connected
+        assertThat(client.remoteAttributes()).isEqualTo(withoutTag(server.attributes()));
+        assertThat(server.remoteAttributes()).isEqualTo(withoutTag(client.attributes()));
+        assertThat(Vipl.queryVi(client).state()).isEqualTo(VipViState.CONNECTED);
+        assertThat(Vipl.queryVi(server).state()).isEqualTo(VipViState.CONNECTED);
+    }
+
+    /** {@code a} as the peer sees it: the tag is local and does not travel. */
+    private static VipViAttributes withoutTag(VipViAttributes a) {
+        return new VipViAttributes(a.reliabilityLevel(), a.maxTransferSize(), a.qos(), null, a.enableRdmaWrite(), a.enableRdmaRead());
     }
 
     private static VipDescriptor recv(VipVi vi) {
