@@ -175,7 +175,7 @@ public final class VipVi implements AutoCloseable {
         for (WorkQueue q : new WorkQueue[]{recv, send}) {
             for (Posted p : q.ring) {
                 if (!p.done && !p.inVerbs) {
-                    submit(q, p);
+                    submit(q, p, true);
                 }
             }
         }
@@ -240,7 +240,7 @@ public final class VipVi implements AutoCloseable {
                 // D10: a send posted while Idle or Pending Connect, anything posted in Error, completes flushed.
                 q.completeLocally(p, VipStatus.DESC_FLUSHED_ERROR);
             } else if (s == VipViState.CONNECTED) {
-                submit(q, p);
+                submit(q, p, false);
             }
             // else a receive while Idle or Pending Connect waits for the connection (§5.1)
             return VipReturn.SUCCESS;
@@ -255,14 +255,15 @@ public final class VipVi implements AutoCloseable {
      * it uses was deregistered or moved to another tag meanwhile (§3.2.1), a receive goes to the
      * queue pair without data segments and completes with PROTECTION_ERROR when a message reaches
      * it (the moment the region would have been accessed); a send completes with PROTECTION_ERROR
-     * at once, and sends nothing.
+     * at once, and sends nothing. {@code recheck} is false when it was checked just now (posted
+     * on a Connected VI).
      */
-    private void submit(WorkQueue q, Posted p) {
+    private void submit(WorkQueue q, Posted p, boolean recheck) {
         VipDescriptor d = p.descriptor;
         int first = DescriptorCheck.firstData(p.op);
         int protection;
         try {
-            protection = DescriptorCheck.protection(d, p, nic, attributes.ptag());
+            protection = recheck ? DescriptorCheck.protection(d, p, nic, attributes.ptag()) : 0;
         } catch (RuntimeException e) {
             if (!WorkQueue.inaccessible(d, e)) {
                 throw e;
@@ -339,7 +340,7 @@ public final class VipVi implements AutoCloseable {
     private void submitWaitingReceives() {
         for (Posted p : recv.ring) {
             if (!p.done && !p.inVerbs) {
-                submit(recv, p);
+                submit(recv, p, true);
             }
         }
     }
