@@ -819,11 +819,22 @@ class ViplRulesDeviceTest {
         assertThat(Vipl.disconnect(vi)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.setViAttributes(vi, rd(a))).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.connectRequest(vi, a.addr(new byte[]{1}), b.addr(new byte[]{9}), 10)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.connectPeerRequest(vi, a.addr(new byte[]{1}), b.addr(new byte[]{9}), 10))
+                .isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.connectPeerDone(vi)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.connectPeerWait(vi)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.sendNotify(vi, null, (ctx, nic, v, d) -> { })).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.recvNotify(vi, null, (ctx, nic, v, d) -> { })).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThatThrownBy(() -> Vipl.queryVi(vi)).extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.INVALID_PARAMETER);
         VipCq cq = Vipl.createCQ(a.nic, 16);
         assertThat(Vipl.destroyCQ(cq)).isEqualTo(VipReturn.SUCCESS);
         assertThat(Vipl.cqDone(cq, new VipCqEntry())).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.cqWait(cq, 10, new VipCqEntry())).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.resizeCQ(cq, 32)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.destroyCQ(cq)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.cqNotify(cq, null, (ctx, nic, v, recv) -> { })).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThatThrownBy(() -> Vipl.createVi(a.nic, rd(a), cq, null)).extracting(e -> ((VipException) e).code())
+                .isEqualTo(VipReturn.INVALID_PARAMETER);
 
         // a NIC closed with a VI, a CQ, a tag and a region still open
         VipNic nic = Vipl.openNic(TestBed.hostA().device());
@@ -838,6 +849,7 @@ class ViplRulesDeviceTest {
         assertThat(Vipl.nsInit(nic, null)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.nsShutdown(nic)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.deregisterMem(nic, mem.address(), h)).isEqualTo(VipReturn.INVALID_PARAMETER);
+        assertThat(Vipl.setMemAttributes(nic, mem.address(), h, VipMemAttributes.of(tag))).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.destroyPtag(nic, tag)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.postSend(nvi, sendOf(a, 0, 0, 8), a.descH)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.recvDone(nvi, out)).isEqualTo(VipReturn.INVALID_PARAMETER);
