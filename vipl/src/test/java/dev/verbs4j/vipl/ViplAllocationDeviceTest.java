@@ -61,11 +61,15 @@ class ViplAllocationDeviceTest {
             VipDescriptor out = VipDescriptor.empty();
             VipCqEntry entry = new VipCqEntry();
             roundTrips(c, s, cq, send, hA, recv, hB, out, entry, 12_000); // warm up: let the JIT compile the path (C2)
+            // a few windows at most: on a loaded machine the JIT may finish compiling the path late
             int n = 4_000;
-            long before = threads.getThreadAllocatedBytes(thread);
-            roundTrips(c, s, cq, send, hA, recv, hB, out, entry, n);
-            long allocated = threads.getThreadAllocatedBytes(thread) - before;
-            System.out.printf("[vipl] %d post and done round trips allocated %d bytes%n", n, allocated);
+            long allocated = Long.MAX_VALUE;
+            for (int window = 0; window < 4 && allocated >= n * BYTES_PER_ROUND_TRIP; window++) {
+                long before = threads.getThreadAllocatedBytes(thread);
+                roundTrips(c, s, cq, send, hA, recv, hB, out, entry, n);
+                allocated = threads.getThreadAllocatedBytes(thread) - before;
+                System.out.printf("[vipl] %d post and done round trips allocated %d bytes%n", n, allocated);
+            }
             assertThat(allocated).as("bytes allocated by %d round trips", n).isLessThan(n * BYTES_PER_ROUND_TRIP);
 
             assertThat(Vipl.disconnect(c)).isEqualTo(VipReturn.SUCCESS);
