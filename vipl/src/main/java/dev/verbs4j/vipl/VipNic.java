@@ -36,14 +36,16 @@ public final class VipNic implements AutoCloseable {
     final int queueDepth;
     final int maxSge;
     final int rdmaDepth;
+    /** MaxVI as VipQueryNic reports it and VipCreateVi enforces it: at most the device's queue pairs and its protection domains. */
+    final int maxVi;
     /** The reliability levels it provides, as a mask: Unreliable needs UC queue pairs, which only IB transports (IB, RoCE) have. */
     final int reliabilityLevels;
     final Object lock = new Object();
     final Set<VipPtag> ptags = new LinkedHashSet<>();
-    final Map<Integer, VipMemHandle> regions = new HashMap<>();
+    final IntMap<VipMemHandle> regions = new IntMap<>();
     final Set<VipCq> cqs = new LinkedHashSet<>();
     final Set<VipVi> vis = new LinkedHashSet<>();
-    final Map<Integer, VipVi> viByQpn = new HashMap<>();
+    final IntMap<VipVi> viByQpn = new IntMap<>();
     final Map<InetAddress, VipListener> listeners = new HashMap<>();
     private final WorkCompletions wcs = new WorkCompletions(32);
     private volatile VipErrorHandler errorHandler;
@@ -57,6 +59,7 @@ public final class VipNic implements AutoCloseable {
         this.port = context.queryPort(portNumber);
         this.queueDepth = Math.min(device.maxQpWr(), Vipl.QUEUE_DEPTH);
         this.maxSge = Math.min(device.maxSge(), Vipl.MAX_SEGMENTS);
+        this.maxVi = Math.min(device.maxQp(), device.maxPd());
         this.rdmaDepth = Math.max(1, Math.min(Math.min(device.maxQpRdAtom(), device.maxQpInitRdAtom()), 8));
         int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
         this.reliabilityLevels = context.device().transportType() == TransportType.IB
@@ -92,7 +95,12 @@ public final class VipNic implements AutoCloseable {
                     WorkCompletion wc = wcs.get(i);
                     VipVi vi = viByQpn.get(wc.qpNum());
                     if (vi != null) {
-                        ((wc.wrId() & 1) != 0 ? vi.recv : vi.send).complete(wc);
+                        try {
+                            ((wc.wrId() & 1) != 0 ? vi.recv : vi.send).complete(wc);
+                        } catch (RuntimeException e) {
+                            // never lose the rest of the batch over one completion
+                            LOG.log(System.Logger.Level.WARNING, "VIPL: a completion could not be processed", e);
+                        }
                     }
                 }
             } while (n == wcs.capacity());

@@ -13,7 +13,7 @@ package dev.verbs4j.vipl;
  * @param maxRegisterBytes        total registrable bytes
  * @param maxRegisterRegions      the most regions
  * @param maxRegisterBlockBytes   the largest region
- * @param maxVi                   the most VIs
+ * @param maxVi                   the most VIs (never more than {@code maxPtags}: §12 test 43, see {@link Vipl#queryNic})
  * @param maxDescriptorsPerQueue  the depth of each work queue of a VI
  * @param maxSegmentsPerDesc      the most data segments per descriptor: the device's scatter/gather
  *                                limit, below the specification's 252 (D11)

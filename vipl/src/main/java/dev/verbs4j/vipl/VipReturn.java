@@ -29,7 +29,10 @@ public enum VipReturn {
     INVALID_PTAG,
     /** {@code VIP_INVALID_RDMAREAD}: RDMA Read requested but not supported. */
     INVALID_RDMAREAD,
-    /** {@code VIP_DESCRIPTOR_ERROR} (later VIPL, 11): not returned by this library. */
+    /**
+     * {@code VIP_DESCRIPTOR_ERROR} (later VIPL, 11): a Done or Wait function dequeued a descriptor
+     * whose memory (its arena) was closed while it was queued, so nothing could be written into it.
+     */
     DESCRIPTOR_ERROR,
     /** {@code VIP_INVALID_STATE} (later VIPL, 12): a valid VI in a state that does not allow the call (D5). */
     INVALID_STATE,

@@ -28,6 +28,10 @@ import java.time.Duration;
  * connected through RDMA CM. It keeps the VI state of §5 and the posted descriptors of each queue
  * in order; the descriptors themselves stay the application's memory. The queue pair, its
  * hidden completion queues and the RDMA CM id belong to the VI; {@link #close()} is VipDestroyVi.
+ *
+ * <p>An error that moves a reliable VI to the Error state also closes its connection, so that
+ * the peer VI learns of it at once (Error state, asynchronous CONN_LOST) instead of at its own
+ * next transfer (§12 tests 7 and 20).
  */
 public final class VipVi implements AutoCloseable {
 
@@ -171,7 +175,7 @@ public final class VipVi implements AutoCloseable {
         for (WorkQueue q : new WorkQueue[]{recv, send}) {
             for (Posted p : q.ring) {
                 if (!p.done && !p.inVerbs) {
-                    submit(q, p);
+                    submit(q, p, true);
                 }
             }
         }
@@ -198,7 +202,15 @@ public final class VipVi implements AutoCloseable {
             if (destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
-            Posted p = q.append(d.segment(), descriptorMemory == null ? 0 : descriptorMemory.value());
+            if (!d.segment().scope().isAlive()) {
+                return VipReturn.INVALID_PARAMETER; // its arena was closed: no descriptor to post
+            }
+            Posted p;
+            try {
+                p = q.append(d.segment(), descriptorMemory == null ? 0 : descriptorMemory.value());
+            } catch (IllegalStateException | WrongThreadException e) {
+                return VipReturn.INVALID_PARAMETER; // its memory is not accessible to this thread
+            }
             int errors = 0;
             if (d.address() % VipDescriptor.ALIGNMENT != 0) {
                 errors = VipStatus.FORMAT_ERROR;
@@ -228,22 +240,50 @@ public final class VipVi implements AutoCloseable {
                 // D10: a send posted while Idle or Pending Connect, anything posted in Error, completes flushed.
                 q.completeLocally(p, VipStatus.DESC_FLUSHED_ERROR);
             } else if (s == VipViState.CONNECTED) {
-                submit(q, p);
+                submit(q, p, false);
             }
             // else a receive while Idle or Pending Connect waits for the connection (§5.1)
             return VipReturn.SUCCESS;
         }
     }
 
-    /** Hands a checked descriptor to the queue pair, translating it without copying data. Under the lock. */
-    private void submit(WorkQueue q, Posted p) {
+    /**
+     * Hands a checked descriptor to the queue pair, translating it without copying data. Under the lock.
+     *
+     * <p>A descriptor checked when it was posted but handed over later (a receive posted while the
+     * VI was Idle, or re-armed on an Unreliable VI) is checked for protection again: when a region
+     * it uses was deregistered or moved to another tag meanwhile (§3.2.1), a receive goes to the
+     * queue pair without data segments and completes with PROTECTION_ERROR when a message reaches
+     * it (the moment the region would have been accessed); a send completes with PROTECTION_ERROR
+     * at once, and sends nothing. {@code recheck} is false when it was checked just now (posted
+     * on a Connected VI).
+     */
+    private void submit(WorkQueue q, Posted p, boolean recheck) {
         VipDescriptor d = p.descriptor;
         int first = DescriptorCheck.firstData(p.op);
+        int protection;
+        try {
+            protection = recheck ? DescriptorCheck.protection(d, p, nic, attributes.ptag()) : 0;
+        } catch (RuntimeException e) {
+            if (!WorkQueue.inaccessible(d, e)) {
+                throw e;
+            }
+            q.memoryGone(p);
+            return;
+        }
+        if (protection != 0 && !q.receive) {
+            q.completeLocally(p, protection);
+            if (state == VipViState.CONNECTED && reliable()) {
+                enterError();
+            }
+            return;
+        }
         try {
             if (q.receive) {
                 ReceiveRequest wr = recvWr.get(0).wrId(q.wrId(p)).noSge();
+                p.regionGone = protection != 0;
                 int k = 0;
-                for (int i = first; i < d.segCount(); i++) {
+                for (int i = first; i < d.segCount() && !p.regionGone; i++) {
                     int len = d.segmentLength(i);
                     if (len != 0) {
                         VipMemHandle m = nic.regions.get(d.segmentHandle(i));
@@ -259,7 +299,14 @@ public final class VipVi implements AutoCloseable {
                     case VipControl.OP_RDMAREAD -> Opcode.RDMA_READ;
                     default -> imm ? Opcode.SEND_WITH_IMM : Opcode.SEND;
                 };
-                SendRequest wr = sendWr.get(0).wrId(q.wrId(p)).opcode(opcode)
+                // The reused request is overwritten field by field (no clearing, which allocates a
+                // slice): every field an opcode reads is set below, and the last entry written sets
+                // the entry count. Only a request without data entries is cleared, to count none.
+                boolean anyData = false;
+                for (int i = first; i < d.segCount() && !anyData; i++) {
+                    anyData = d.segmentLength(i) != 0;
+                }
+                SendRequest wr = (anyData ? sendWr.at(0) : sendWr.get(0)).wrId(q.wrId(p)).opcode(opcode)
                         .flags(SendFlags.SIGNALED | ((control & VipControl.QFENCE) != 0 ? SendFlags.FENCE : 0));
                 if (imm) {
                     wr.immediateData(d.immediateData());
@@ -279,6 +326,10 @@ public final class VipVi implements AutoCloseable {
             }
             p.inVerbs = true;
         } catch (RuntimeException e) {
+            if (WorkQueue.inaccessible(d, e)) {
+                q.memoryGone(p);
+                return;
+            }
             // The queue pair refused it (its queue is full): VI overrun (§9.9.1), the descriptor completes in error.
             q.completeLocally(p, VipStatus.FORMAT_ERROR);
             nic.report(new VipErrorDescriptor(nic, this, q.cq, d.address(), CompletionMapping.opBits(q.receive, p.op, false),
@@ -289,12 +340,21 @@ public final class VipVi implements AutoCloseable {
     private void submitWaitingReceives() {
         for (Posted p : recv.ring) {
             if (!p.done && !p.inVerbs) {
-                submit(recv, p);
+                submit(recv, p, true);
             }
         }
     }
 
-    /** A reliable VI's connection broke: Error state, the queue pair flushes the rest (§2.5.2). Under the lock. */
+    /**
+     * A reliable VI's connection broke: Error state, the queue pair flushes the rest (§2.5.2). Under the lock.
+     *
+     * <p>Decision (§12 tests 7 and 20, "the VIs go to ERROR"): the connection is also closed at
+     * the RDMA CM level, so that the peer VI learns of it at once (its connection watch puts it in
+     * the Error state and reports CONN_LOST, §9.9.1) rather than only when its own next transfer
+     * times out against a queue pair in error. This holds for every error that breaks a reliable
+     * connection: a receive queue found empty, a receive too small, a protection error, a
+     * transport error. Both VIs then stay in Error until each side calls VipDisconnect.
+     */
     void enterError() {
         if (state == VipViState.CONNECTED || state == VipViState.CONNECT_PENDING) {
             state = VipViState.ERROR;
@@ -302,6 +362,13 @@ public final class VipVi implements AutoCloseable {
                 qp.toError();
             } catch (RuntimeException ignored) {
                 // the queue pair may be in error already
+            }
+            if (id != null) {
+                try {
+                    id.disconnect();
+                } catch (RuntimeException ignored) {
+                    // the peer may have disconnected first
+                }
             }
         }
     }
@@ -621,7 +688,7 @@ public final class VipVi implements AutoCloseable {
             if (c != null) {
                 c.attachedQueues--;
                 c.attachedDepth -= nic.queueDepth;
-                c.entries.removeIf(e -> e.vi() == this);
+                c.removeEntriesOf(this);
             }
         }
         attributes.ptag().users.remove(this);

@@ -187,7 +187,7 @@ public final class Vipl {
             throw fail(rc, "VipCreateVi", String.valueOf(attributes));
         }
         synchronized (nic.lock) {
-            if (nic.vis.size() >= nic.device.maxQp()) {
+            if (nic.vis.size() >= nic.maxVi) {
                 throw fail(VipReturn.ERROR_RESOURCE, "VipCreateVi", "MaxVI reached");
             }
             VipVi vi;
@@ -509,7 +509,12 @@ public final class Vipl {
         }
     }
 
-    /** VipDestroyPtag (§9.5.2): ERROR_RESOURCE while a VI or region still uses the tag. */
+    /**
+     * VipDestroyPtag (§9.5.2): ERROR_RESOURCE while a VI or region still uses the tag (the tag
+     * stays valid), or when the provider refuses to free its protection domain
+     * ({@code ibv_dealloc_pd} fails): then the tag is invalid all the same, and the provider's
+     * domain is released with the NIC.
+     */
     public static VipReturn destroyPtag(VipNic nic, VipPtag ptag) {
         if (bad(nic) || ptag == null || !ptag.usableOn(nic)) {
             return VipReturn.INVALID_PARAMETER;
@@ -518,9 +523,16 @@ public final class Vipl {
             if (!ptag.users.isEmpty()) {
                 return VipReturn.ERROR_RESOURCE;
             }
-            ptag.pd.close();
             ptag.destroyed = true;
             nic.ptags.remove(ptag);
+            try {
+                ptag.pd.close();
+            } catch (RuntimeException e) {
+                // the provider refused (ibv_dealloc_pd failed, e.g. a region it could not
+                // deregister still uses it); the domain is closed for the library all the same
+                LOG.log(System.Logger.Level.DEBUG, "VipDestroyPtag: ibv_dealloc_pd refused", e);
+                return VipReturn.ERROR_RESOURCE;
+            }
             return VipReturn.SUCCESS;
         }
     }
@@ -564,16 +576,31 @@ public final class Vipl {
      * VipDeregisterMem (§9.5.4): {@code address} must be the registered start address. Descriptors
      * still posted that use the region are not touched; their data transfers fail with a
      * protection error when the device reaches them (§3.2.1).
+     *
+     * @return SUCCESS; INVALID_PARAMETER (bad NIC or handle, or an address that is not the region's
+     *         base); ERROR_RESOURCE when the provider refuses to deregister it ({@code ibv_dereg_mr}
+     *         fails, e.g. while a memory window is bound to it). The handle is invalid afterwards
+     *         either way: the library no longer uses the region, and the provider's region (which
+     *         keeps the tag from being destroyed) is released with the NIC.
      */
     public static VipReturn deregisterMem(VipNic nic, long address, VipMemHandle handle) {
         if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
             return VipReturn.INVALID_PARAMETER;
         }
         synchronized (nic.lock) {
+            if (handle.destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
             nic.regions.remove(handle.value());
             handle.attributes.ptag().users.remove(handle);
             handle.destroyed = true;
-            handle.mr.close();
+            try {
+                handle.mr.close();
+            } catch (RuntimeException e) {
+                // the provider refused (ibv_dereg_mr failed); the verbs region is closed for the library all the same
+                LOG.log(System.Logger.Level.DEBUG, "VipDeregisterMem: ibv_dereg_mr refused", e);
+                return VipReturn.ERROR_RESOURCE;
+            }
             return VipReturn.SUCCESS;
         }
     }
@@ -668,7 +695,8 @@ public final class Vipl {
     // ===== §9.6 data transfer and completion =====
 
     private static boolean badDescriptor(VipDescriptor d) {
-        return d == null || !d.segment().isNative() || d.segment().byteSize() < VipDescriptor.CONTROL_SIZE;
+        return d == null || !d.segment().isNative() || d.segment().byteSize() < VipDescriptor.CONTROL_SIZE
+                || !d.segment().scope().isAlive();
     }
 
     /**
@@ -683,6 +711,7 @@ public final class Vipl {
      * local error on a Connected VI breaks the connection (Error state, §2.5).
      *
      * @return SUCCESS, or INVALID_PARAMETER for a bad VI handle or a descriptor not in native memory
+     *         (or in memory whose arena is closed, or confined to another thread)
      */
     public static VipReturn postSend(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
         if (bad(vi) || badDescriptor(descriptor)) {
@@ -706,6 +735,10 @@ public final class Vipl {
     /**
      * VipSendDone (§9.6.2): dequeues the head of the send queue into {@code out} if it is done.
      * Allowed on a CQ-attached queue, where it is how the descriptor of a CQ entry is dequeued (D17).
+     *
+     * @return SUCCESS, NOT_DONE, INVALID_PARAMETER (a bad VI handle), or DESCRIPTOR_ERROR when the
+     *         head was dequeued but its memory was closed while it was queued (nothing was written
+     *         into it; the same holds for the Wait functions, and a Notify handler is not called for it)
      */
     public static VipReturn sendDone(VipVi vi, VipDescriptor out) {
         if (bad(vi) || out == null) {
@@ -904,7 +937,7 @@ public final class Vipl {
                 return VipReturn.ERROR_RESOURCE;
             }
             cq.destroyed = true;
-            cq.entries.clear();
+            cq.clearEntries();
             cq.cq.close();
             cq.channel.close();
             cq.nic.cqs.remove(cq);
@@ -922,7 +955,7 @@ public final class Vipl {
         }
         synchronized (cq.nic.lock) {
             cq.nic.poll(cq.cq);
-            if (entryCount < cq.entries.size() || entryCount > cq.nic.device.maxCqe()) {
+            if (entryCount < cq.pending() || entryCount > cq.nic.device.maxCqe()) {
                 return VipReturn.ERROR_RESOURCE;
             }
             int target = (int) Math.max(entryCount, cq.attachedDepth);
@@ -940,7 +973,16 @@ public final class Vipl {
 
     // ===== §9.8 queries and attributes =====
 
-    /** VipQueryNic (§9.8.1). @throws VipException INVALID_PARAMETER for a bad NIC */
+    /**
+     * VipQueryNic (§9.8.1).
+     *
+     * <p>MaxVI is the device's queue pair limit clamped to its protection domain limit (MaxPtags),
+     * which VipCreateVi enforces too: every VI may have a tag of its own, so the attributes stay
+     * consistent (MaxPtags ≥ MaxVI, §12 test 43) even on a device, such as Soft-RoCE, that allows
+     * more queue pairs than protection domains.
+     *
+     * @throws VipException INVALID_PARAMETER for a bad NIC
+     */
     public static VipNicAttributes queryNic(VipNic nic) {
         if (bad(nic)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipQueryNic", "bad NIC handle");
@@ -953,7 +995,7 @@ public final class Vipl {
         // RDMA Read: under the reliable levels only (a UC queue pair has none, §2.5.1)
         int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
         return new VipNicAttributes(nic.name, Integer.toUnsignedLong(d.hardwareVersion()), PROVIDER_VERSION, gid, true,
-                ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), d.maxQp(), nic.queueDepth,
+                ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), nic.maxVi, nic.queueDepth,
                 nic.maxSge, d.maxCq(), d.maxCqe(), maxTransfer(nic), nativeMtu, d.maxPd(), nic.reliabilityLevels, reliable);
     }
 

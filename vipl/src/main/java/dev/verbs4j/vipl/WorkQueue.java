@@ -8,8 +8,6 @@ import dev.verbs4j.verbs.WorkCompletion;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Iterator;
 
 /**
  * One work queue of a VI (§2.1): the FIFO of posted descriptors in post order, the verbs
@@ -24,7 +22,10 @@ final class WorkQueue {
     final VipCq cq;
     final CompletionChannel hiddenChannel;
     final CompletionQueue ibvCq;
-    final ArrayDeque<Posted> ring = new ArrayDeque<>();
+    final PostedQueue ring = new PostedQueue();
+    /** Records of dequeued descriptors, for reuse. */
+    private Posted[] free = new Posted[16];
+    private int freeCount;
     private long nextSeq;
 
     WorkQueue(VipVi vi, boolean receive, VipCq cq, int depth) {
@@ -46,18 +47,44 @@ final class WorkQueue {
 
     /** Appends a descriptor, linking the previous tail's Next/NextHandle to it (§10.3). Under the lock. */
     Posted append(MemorySegment memory, int handle) {
-        Posted p = new Posted(memory, nextSeq++, handle);
+        Posted p = freeCount > 0 ? free[--freeCount] : new Posted();
+        p.reset(memory, nextSeq, handle);
         VipDescriptor d = p.descriptor;
-        d.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, 0L);
-        d.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, 0);
-        d.status(0);
+        try {
+            d.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, 0L);
+            d.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, 0);
+            d.status(0);
+        } catch (RuntimeException e) {
+            recycle(p);
+            throw e;
+        }
+        nextSeq++;
         Posted tail = ring.peekLast();
-        if (tail != null) {
-            tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, memory.address());
-            tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, handle);
+        if (tail != null && !tail.memoryGone) {
+            try {
+                tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_LONG, VipDescriptor.NEXT, memory.address());
+                tail.descriptor.segment().set(java.lang.foreign.ValueLayout.JAVA_INT, VipDescriptor.NEXT_HANDLE, handle);
+            } catch (RuntimeException e) {
+                if (!inaccessible(tail.descriptor, e)) {
+                    throw e;
+                }
+                tail.memoryGone = true; // the previous descriptor's memory was freed: no link to write
+            }
         }
         ring.addLast(p);
         return p;
+    }
+
+    /** Keeps a dequeued record for reuse. Under the lock. */
+    private void recycle(Posted p) {
+        p.descriptor.point(MemorySegment.NULL);
+        if (freeCount == free.length) {
+            if (free.length >= ring.size() + 64) {
+                return; // enough kept
+            }
+            free = java.util.Arrays.copyOf(free, free.length * 2);
+        }
+        free[freeCount++] = p;
     }
 
     /** Completes {@code p} without the queue pair: Status = DONE | errors | op. Under the lock. */
@@ -68,25 +95,92 @@ final class WorkQueue {
 
     private void finish(Posted p, int status) {
         p.done = true;
-        p.descriptor.status(status);
+        if (!p.memoryGone) {
+            try {
+                p.descriptor.status(status);
+            } catch (RuntimeException e) {
+                if (!inaccessible(p.descriptor, e)) {
+                    throw e;
+                }
+                p.memoryGone = true;
+            }
+        }
         if (cq != null && !cq.destroyed) {
-            cq.entries.addLast(new VipCq.Entry(vi, receive));
+            cq.add(vi, receive);
         }
     }
 
-    /** Writes the completion {@code wc} into its descriptor. Under the lock. */
-    void complete(WorkCompletion wc) {
-        long seq = wc.wrId() >>> 1;
-        Posted p = null;
-        for (Posted q : ring) {
-            if (q.seq == seq) {
-                p = q;
-                break;
-            }
+    /**
+     * Whether {@code e}, thrown while accessing {@code d}'s memory, means that memory is gone
+     * (its arena was closed) or belongs to another thread (a confined arena).
+     */
+    static boolean inaccessible(VipDescriptor d, RuntimeException e) {
+        return e instanceof WrongThreadException || !d.segment().scope().isAlive();
+    }
+
+    /**
+     * {@code p}'s memory was closed while it was queued: it completes with nothing written back,
+     * and VipSendDone/VipRecvDone dequeue it with DESCRIPTOR_ERROR. Under the lock.
+     */
+    void memoryGone(Posted p) {
+        p.memoryGone = true;
+        p.inVerbs = false;
+        if (!p.done) {
+            finish(p, 0);
         }
+    }
+
+    /**
+     * Writes the completion {@code wc} into its descriptor. Under the lock. A descriptor whose
+     * memory was closed meanwhile completes without a write-back (see {@link #memoryGone}); an
+     * error completion still moves a reliable VI to the Error state.
+     */
+    void complete(WorkCompletion wc) {
+        Posted p = find(wc.wrId() >>> 1);
         if (p == null || p.done) {
             return;
         }
+        try {
+            completeInto(p, wc);
+        } catch (RuntimeException e) {
+            if (!inaccessible(p.descriptor, e)) {
+                throw e;
+            }
+            memoryGone(p);
+            WcStatus st = wc.status();
+            if (st != WcStatus.SUCCESS && st != WcStatus.WR_FLUSH_ERR) {
+                if (vi.reliable()) {
+                    vi.enterError();
+                } else {
+                    vi.afterUnreliableError();
+                }
+            }
+        }
+    }
+
+    /** The queued record of work request number {@code seq}, or null: by position first (numbers are consecutive). */
+    private Posted find(long seq) {
+        int n = ring.size();
+        if (n == 0) {
+            return null;
+        }
+        long at = seq - ring.peekFirst().seq;
+        if (at >= 0 && at < n) {
+            Posted p = ring.get((int) at);
+            if (p.seq == seq) {
+                return p;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            Posted p = ring.get(i);
+            if (p.seq == seq) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    private void completeInto(Posted p, WorkCompletion wc) {
         p.inVerbs = false;
         WcStatus st = wc.status();
         if (st == WcStatus.WR_FLUSH_ERR && vi.rearming()) {
@@ -97,7 +191,11 @@ final class WorkQueue {
         VipReliabilityLevel level = vi.attributes.reliabilityLevel();
         int errors = CompletionMapping.errorBits(st, level, receive, p.op);
         VipDescriptor d = p.descriptor;
-        if ((errors & VipStatus.FORMAT_ERROR) != 0 && DescriptorCheck.protection(d, p, vi.nic, vi.attributes.ptag()) != 0) {
+        if (errors != 0 && errors != VipStatus.DESC_FLUSHED_ERROR && p.regionGone) {
+            // a receive whose region was deregistered before it was handed to the queue pair (see
+            // VipVi.submit): a message reached it, which is a protection error (§3.2.1)
+            errors = VipStatus.PROTECTION_ERROR;
+        } else if ((errors & VipStatus.FORMAT_ERROR) != 0 && DescriptorCheck.protection(d, p, vi.nic, vi.attributes.ptag()) != 0) {
             // the descriptor passed the checks when posted: a region it uses was deregistered (or
             // moved to another tag) since, which is a protection error (§3.2.1), however the
             // provider words it (rxe: a malformed work request)
@@ -138,8 +236,8 @@ final class WorkQueue {
     }
 
     boolean hasInVerbs() {
-        for (Posted p : ring) {
-            if (p.inVerbs) {
+        for (int i = 0; i < ring.size(); i++) {
+            if (ring.get(i).inVerbs) {
                 return true;
             }
         }
@@ -148,7 +246,8 @@ final class WorkQueue {
 
     /** Completes every descriptor still queued with DESC_FLUSHED (those the queue pair did not flush). */
     void flushRemaining() {
-        for (Posted p : ring) {
+        for (int i = 0; i < ring.size(); i++) {
+            Posted p = ring.get(i);
             if (!p.done) {
                 completeLocally(p, VipStatus.DESC_FLUSHED_ERROR);
             }
@@ -157,11 +256,8 @@ final class WorkQueue {
 
     /** Marks descriptors handed to a queue pair that was reset as not posted (only before any traffic). */
     void takeBackFromVerbs() {
-        for (Iterator<Posted> it = ring.iterator(); it.hasNext(); ) {
-            Posted p = it.next();
-            if (p.inVerbs) {
-                p.inVerbs = false;
-            }
+        for (int i = 0; i < ring.size(); i++) {
+            ring.get(i).inVerbs = false;
         }
     }
 
@@ -175,7 +271,10 @@ final class WorkQueue {
             }
             ring.pollFirst();
             out.point(head.descriptor.segment());
-            return VipReturn.SUCCESS;
+            // its memory was closed while it was queued: dequeued, with nothing written into it
+            boolean gone = head.memoryGone;
+            recycle(head);
+            return gone ? VipReturn.DESCRIPTOR_ERROR : VipReturn.SUCCESS;
         }
     }
 

@@ -43,13 +43,19 @@
  * point at the application's buffers: no payload is copied. A descriptor that fails a check
  * completes at once with its error bits; it is never an exception. Completion writes Length,
  * ImmediateData and then Status (release store) into the descriptor; the Done functions dequeue
- * in post order only (§6.3.1), and keep Next/NextHandle linking the queued descriptors.
+ * in post order only (§6.3.1), and keep Next/NextHandle linking the queued descriptors. A
+ * descriptor whose memory (its arena) is closed while it is queued is dequeued with the return
+ * code DESCRIPTOR_ERROR, nothing written into it, and the other completions are unaffected; a
+ * region deregistered while a descriptor using it is queued gives that descriptor
+ * PROTECTION_ERROR (§3.2.1). Posting and dequeuing allocate no Java objects.
  *
  * <h2>States</h2>
  * Idle → Pending Connect (ConnectRequest, ConnectAccept) → Connected; back to Idle on a failed
  * connect and on Disconnect (from any state; every queued descriptor completes with
  * DESC_FLUSHED_ERROR); Connected → Error on any error of a reliable VI (the queue pair goes to the
- * error state and flushes the rest); an Unreliable VI stays Connected (§2.5.1). Receives posted while Idle wait for the connection; sends
+ * error state and flushes the rest, and the connection is closed, so that the peer VI goes to
+ * Error at once too and reports CONN_LOST: "the VIs go to ERROR", §12 tests 7 and 20); an
+ * Unreliable VI stays Connected (§2.5.1). Receives posted while Idle wait for the connection; sends
  * posted while not Connected complete flushed (D10).
  *
  * <h2>Completion discipline</h2>

@@ -13,7 +13,9 @@ class DescriptorCheckTest {
     private static final VipViAttributes RD = new VipViAttributes(VipReliabilityLevel.RELIABLE_DELIVERY, 32 * 1024, 0, null, false, false);
 
     private static int check(VipDescriptor d, boolean receive, VipViAttributes a) {
-        return DescriptorCheck.format(d, new Posted(d.segment(), 0, 0), receive, a, 4);
+        Posted p = new Posted();
+        p.reset(d.segment(), 0, 0);
+        return DescriptorCheck.format(d, p, receive, a, 4);
     }
 
     private static VipDescriptor send(Arena arena, int... lengths) {

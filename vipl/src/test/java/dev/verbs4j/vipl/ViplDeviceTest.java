@@ -112,12 +112,23 @@ class ViplDeviceTest {
     private static void connect(VipVi client, VipVi server, byte[] disc) throws Exception {
         Future<VipReturn> accepted = pool.submit(() -> {
             VipConnHandle h = Vipl.connectWait(b.nic, b.addr(disc), WAIT);
-            assertThat(h.remoteAttributes().reliabilityLevel()).isEqualTo(client.attributes().reliabilityLevel());
+            // §12 test 1: the server receives the client's address and attributes
+            assertThat(h.remoteAttributes()).isEqualTo(withoutTag(client.attributes()));
             assertThat(h.remoteAddress().inetAddress().getHostAddress()).isEqualTo(a.address);
             return Vipl.connectAccept(h, server);
         });
         assertThat(Vipl.connectRequest(client, a.addr(new byte[]{1}), b.addr(disc), WAIT)).isEqualTo(VipReturn.SUCCESS);
         assertThat(accepted.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+        // and the client the server's; both VIs are Connected
+        assertThat(client.remoteAttributes()).isEqualTo(withoutTag(server.attributes()));
+        assertThat(server.remoteAttributes()).isEqualTo(withoutTag(client.attributes()));
+        assertThat(Vipl.queryVi(client).state()).isEqualTo(VipViState.CONNECTED);
+        assertThat(Vipl.queryVi(server).state()).isEqualTo(VipViState.CONNECTED);
+    }
+
+    /** {@code a} as the peer sees it: the tag is local and does not travel. */
+    private static VipViAttributes withoutTag(VipViAttributes a) {
+        return new VipViAttributes(a.reliabilityLevel(), a.maxTransferSize(), a.qos(), null, a.enableRdmaWrite(), a.enableRdmaRead());
     }
 
     private static VipDescriptor recv(VipVi vi) {
@@ -457,6 +468,8 @@ class ViplDeviceTest {
         VipNicAttributes n = Vipl.queryNic(a.nic);
         assertThat(n.name()).isEqualTo(TestBed.hostA().device());
         assertThat(n.maxCqEntries()).isGreaterThanOrEqualTo(1024);
+        assertThat(n.maxPtags()).as("MaxPtags >= MaxVI").isGreaterThanOrEqualTo(n.maxVi());
+        assertThat(n.maxVi()).isPositive();
         assertThat(n.maxTransferSize()).isGreaterThanOrEqualTo(32768);
         assertThat(n.maxSegmentsPerDesc()).isBetween(1L, 252L);
         assertThat(n.localNicAddress()).hasSize(16);
@@ -586,13 +599,16 @@ class ViplDeviceTest {
     /**
      * §12 tests 16, 17, 18 (§10.2–10.4, §3.2.2.1): malformed descriptors complete with FORMAT,
      * LENGTH or PROTECTION status, never an exception; a descriptor outside the region of its
-     * handle is a protection error and the asynchronous POST_DESC error.
+     * handle, or in a region of another tag, is a protection error and the asynchronous POST_DESC
+     * error.
      */
     @Test
     void tests16to18DescriptorErrorsGiveStatus() {
         VipPtag otherTag = Vipl.createPtag(a.nic);
         MemorySegment otherMem = arena.allocate(4096, 4096);
         VipMemHandle otherH = Vipl.registerMem(a.nic, otherMem, VipMemAttributes.of(otherTag));
+        // the descriptor region registered a second time, under the other tag
+        VipMemHandle otherDescH = Vipl.registerMem(a.nic, a.descs, VipMemAttributes.of(otherTag));
         VipVi vi = Vipl.createVi(a.nic, rd(a), null, null);
         VipDescriptor out = VipDescriptor.empty();
         record Case(String what, VipDescriptor d, VipMemHandle h, boolean receive, int error) {
@@ -611,6 +627,9 @@ class ViplDeviceTest {
                 new Case("18 unknown handle", a.desc(16).sendReceive(0).addData(a.data.address(), 0x7777777, 8), a.descH, false,
                         VipStatus.PROTECTION_ERROR),
                 new Case("18 descriptor outside its handle's region", a.desc(17).sendReceive(0), a.dataH, false,
+                        VipStatus.PROTECTION_ERROR),
+                new Case("17 non-zero Reserved word", a.desc(18).sendReceive(0).reserved(1), a.descH, false, VipStatus.FORMAT_ERROR),
+                new Case("18 descriptor in memory of another Ptag", a.desc(19).sendReceive(0), otherDescH, true,
                         VipStatus.PROTECTION_ERROR));
         for (Case c : cases) {
             VipReturn rc = c.receive ? Vipl.postRecv(vi, c.d, c.h) : Vipl.postSend(vi, c.d, c.h);
@@ -620,15 +639,17 @@ class ViplDeviceTest {
             assertThat(out.status() & ~VipStatus.OP_MASK).as(c.what + ": " + VipStatus.describe(out.status()))
                     .isEqualTo(VipStatus.DONE | c.error);
         }
-        assertThat(a.errors).singleElement().satisfies(e -> {
+        assertThat(a.errors).hasSize(2).allSatisfy(e -> {
             assertThat(e.errorCode()).isEqualTo(VipErrorCode.POST_DESC);
             assertThat(e.resourceCode()).isEqualTo(VipResourceCode.DESCRIPTOR);
             assertThat(e.vi()).isSameAs(vi);
-            assertThat(e.descriptorAddress()).isEqualTo(a.desc(17).address());
         });
+        assertThat(a.errors).extracting(VipErrorDescriptor::descriptorAddress)
+                .containsExactly(a.desc(17).address(), a.desc(19).address());
         assertThat(Vipl.queryVi(vi).state()).isEqualTo(VipViState.IDLE);
         assertThat(Vipl.destroyVi(vi)).isEqualTo(VipReturn.SUCCESS);
         assertThat(Vipl.deregisterMem(a.nic, otherMem.address(), otherH)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(Vipl.deregisterMem(a.nic, a.descs.address(), otherDescH)).isEqualTo(VipReturn.SUCCESS);
         assertThat(Vipl.destroyPtag(a.nic, otherTag)).isEqualTo(VipReturn.SUCCESS);
     }
 
