@@ -48,7 +48,7 @@ class ViplAllocationDeviceTest {
             VipVi c = Vipl.createVi(nicA, VipViAttributes.of(tagA), null, null);
             VipVi s = Vipl.createVi(nicB, VipViAttributes.of(tagB), null, cq);
             byte[] disc = {'a', 'l', 'l', 'o', 'c'};
-            ViplRulesDeviceTest.listen(nicB, TestBed.hostB().address());
+            ViplTwoHosts.listen(nicB, TestBed.hostB().address());
             Future<VipReturn> accepted = pool.submit(() -> Vipl.connectAccept(
                     Vipl.connectWait(nicB, VipNetAddress.of(TestBed.hostB().address(), disc), WAIT), s));
             assertThat(Vipl.connectRequest(c, VipNetAddress.of(TestBed.hostA().address(), new byte[]{1}),

@@ -1,25 +1,18 @@
 package dev.verbs4j.vipl;
 
 import dev.verbs4j.verbs.TestBed;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -31,127 +24,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Tag(TestBed.TAG)
 @Timeout(120)
-class ViplDeviceTest {
+class ViplDeviceTest extends ViplTwoHosts {
 
-    private static final int DESC_SIZE = 256;
-    private static final int SEGS = (DESC_SIZE - VipDescriptor.CONTROL_SIZE) / VipDescriptor.SEGMENT_SIZE;
-    private static final long WAIT = 10_000;
     private static final byte[] DISC = {'v', 'i', 'p', 'l'};
 
-    /** One host's NIC, tag, a data region (RDMA enabled) and a descriptor region. */
-    record Side(VipNic nic, VipPtag ptag, MemorySegment data, VipMemHandle dataH, MemorySegment descs, VipMemHandle descH,
-                List<VipErrorDescriptor> errors, String address) {
-
-        VipDescriptor desc(int slot) {
-            return VipDescriptor.at(descs, (long) slot * DESC_SIZE, SEGS);
-        }
-
-        VipNetAddress addr(byte[] disc) {
-            return VipNetAddress.of(address, disc);
-        }
-    }
-
-    private static Arena arena;
-    private static Side a;
-    private static Side b;
-    private static ExecutorService pool;
-
-    private static Side side(TestBed.Host host) {
-        VipNic nic = Vipl.openNic(host.device());
-        VipPtag ptag = Vipl.createPtag(nic);
-        MemorySegment data = arena.allocate(1 << 20, 4096);
-        MemorySegment descs = arena.allocate(256 * DESC_SIZE, 4096);
-        VipMemHandle dataH = Vipl.registerMem(nic, data, new VipMemAttributes(ptag, true, true));
-        VipMemHandle descH = Vipl.registerMem(nic, descs, VipMemAttributes.of(ptag));
-        List<VipErrorDescriptor> errors = new CopyOnWriteArrayList<>();
-        assertThat(Vipl.errorCallback(nic, "ctx", (ctx, e) -> {
-            assertThat(ctx).isEqualTo("ctx");
-            errors.add(e);
-        })).isEqualTo(VipReturn.SUCCESS);
-        return new Side(nic, ptag, data, dataH, descs, descH, errors, host.address());
-    }
-
+    /** §12 test 4: ConnectWait(Timeout=0) with no request → VIP_TIMEOUT at once (the fixture's first call started host B's listener). */
     @BeforeAll
-    static void open() {
-        arena = Arena.ofShared();
-        pool = Executors.newCachedThreadPool();
-        a = side(TestBed.hostA());
-        b = side(TestBed.hostB());
-        // §12 test 4: ConnectWait(Timeout=0) with no request → VIP_TIMEOUT at once (the first call also starts host B's listener).
-        assertThatThrownBy(() -> Vipl.connectWait(b.nic, b.addr(DISC), 0)).isInstanceOf(VipException.class)
-                .extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.TIMEOUT);
+    static void connectWaitWithoutRequestTimesOutAtOnce() {
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> Vipl.connectWait(b.nic, b.addr(DISC), 0)).isInstanceOf(VipException.class)
                 .extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.TIMEOUT);
         assertThat(System.nanoTime() - t0).isLessThan(TimeUnit.SECONDS.toNanos(2));
-    }
-
-    @AfterAll
-    static void close() {
-        if (a != null) {
-            Vipl.closeNic(a.nic);
-        }
-        if (b != null) {
-            Vipl.closeNic(b.nic);
-        }
-        pool.shutdownNow();
-        arena.close();
-    }
-
-    @BeforeEach
-    void clearErrors() {
-        a.errors.clear();
-        b.errors.clear();
-    }
-
-    private static VipViAttributes rd(Side s) {
-        return VipViAttributes.of(s.ptag).withRdma(true, true);
-    }
-
-    /** Connects {@code client} (host A) to {@code server} (host B) waiting on {@code disc}. */
-    private static void connect(VipVi client, VipVi server, byte[] disc) throws Exception {
-        Future<VipReturn> accepted = pool.submit(() -> {
-            VipConnHandle h = Vipl.connectWait(b.nic, b.addr(disc), WAIT);
-            // §12 test 1: the server receives the client's address and attributes
-            assertThat(h.remoteAttributes()).isEqualTo(withoutTag(client.attributes()));
-            assertThat(h.remoteAddress().inetAddress().getHostAddress()).isEqualTo(a.address);
-            return Vipl.connectAccept(h, server);
-        });
-        assertThat(Vipl.connectRequest(client, a.addr(new byte[]{1}), b.addr(disc), WAIT)).isEqualTo(VipReturn.SUCCESS);
-        assertThat(accepted.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
-        // and the client the server's; both VIs are Connected
-        assertThat(client.remoteAttributes()).isEqualTo(withoutTag(server.attributes()));
-        assertThat(server.remoteAttributes()).isEqualTo(withoutTag(client.attributes()));
-        assertThat(Vipl.queryVi(client).state()).isEqualTo(VipViState.CONNECTED);
-        assertThat(Vipl.queryVi(server).state()).isEqualTo(VipViState.CONNECTED);
-    }
-
-    /** {@code a} as the peer sees it: the tag is local and does not travel. */
-    private static VipViAttributes withoutTag(VipViAttributes a) {
-        return new VipViAttributes(a.reliabilityLevel(), a.maxTransferSize(), a.qos(), null, a.enableRdmaWrite(), a.enableRdmaRead());
-    }
-
-    private static VipDescriptor recv(VipVi vi) {
-        VipDescriptor out = VipDescriptor.empty();
-        assertThat(Vipl.recvWait(vi, WAIT, out)).isEqualTo(VipReturn.SUCCESS);
-        return out;
-    }
-
-    private static VipDescriptor sent(VipVi vi) {
-        VipDescriptor out = VipDescriptor.empty();
-        assertThat(Vipl.sendWait(vi, WAIT, out)).isEqualTo(VipReturn.SUCCESS);
-        return out;
-    }
-
-    private static void teardown(VipVi... vis) {
-        VipDescriptor out = VipDescriptor.empty();
-        for (VipVi vi : vis) {
-            assertThat(Vipl.disconnect(vi)).isEqualTo(VipReturn.SUCCESS);
-            while (Vipl.sendDone(vi, out) == VipReturn.SUCCESS || Vipl.recvDone(vi, out) == VipReturn.SUCCESS) {
-                assertThat(out.isDone()).isTrue();
-            }
-            assertThat(Vipl.destroyVi(vi)).isEqualTo(VipReturn.SUCCESS);
-        }
     }
 
     /** One handler call of a Notify function, with the thread it ran on. */

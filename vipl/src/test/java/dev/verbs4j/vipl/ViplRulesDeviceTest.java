@@ -4,9 +4,6 @@ import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.MemoryWindow;
 import dev.verbs4j.verbs.TestBed;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -19,8 +16,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,121 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Tag(TestBed.TAG)
 @Timeout(120)
-class ViplRulesDeviceTest {
-
-    private static final int DESC_SIZE = 256;
-    private static final int SEGS = (DESC_SIZE - VipDescriptor.CONTROL_SIZE) / VipDescriptor.SEGMENT_SIZE;
-    private static final long WAIT = 10_000;
-
-    /** One host's NIC, tag, a data region (RDMA enabled) and a descriptor region. */
-    record Side(VipNic nic, VipPtag ptag, MemorySegment data, VipMemHandle dataH, MemorySegment descs, VipMemHandle descH,
-                List<VipErrorDescriptor> errors, String address) {
-
-        VipDescriptor desc(int slot) {
-            return VipDescriptor.at(descs, (long) slot * DESC_SIZE, SEGS);
-        }
-
-        VipNetAddress addr(byte[] disc) {
-            return VipNetAddress.of(address, disc);
-        }
-
-        void collectErrors() {
-            assertThat(Vipl.errorCallback(nic, "ctx", (ctx, e) -> errors.add(e))).isEqualTo(VipReturn.SUCCESS);
-        }
-    }
-
-    private static Arena arena;
-    private static Side a;
-    private static Side b;
-    private static ExecutorService pool;
-
-    private static Side side(TestBed.Host host) {
-        VipNic nic = Vipl.openNic(host.device());
-        VipPtag ptag = Vipl.createPtag(nic);
-        MemorySegment data = arena.allocate(1 << 20, 4096);
-        MemorySegment descs = arena.allocate(512 * DESC_SIZE, 4096);
-        VipMemHandle dataH = Vipl.registerMem(nic, data, new VipMemAttributes(ptag, true, true));
-        VipMemHandle descH = Vipl.registerMem(nic, descs, VipMemAttributes.of(ptag));
-        Side s = new Side(nic, ptag, data, dataH, descs, descH, new CopyOnWriteArrayList<>(), host.address());
-        s.collectErrors();
-        return s;
-    }
-
-    @BeforeAll
-    static void open() {
-        arena = Arena.ofShared();
-        pool = Executors.newCachedThreadPool();
-        a = side(TestBed.hostA());
-        b = side(TestBed.hostB());
-        listen(b.nic, b.address);
-    }
-
-    /**
-     * Starts {@code nic}'s listener before any request comes (VipConnectWait starts it; with
-     * timeout 0 it returns TIMEOUT at once), so that no request finds the port closed.
-     */
-    static void listen(VipNic nic, String address) {
-        assertThatThrownBy(() -> Vipl.connectWait(nic, VipNetAddress.of(address, new byte[]{0}), 0))
-                .isInstanceOf(VipException.class).extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.TIMEOUT);
-    }
-
-    @AfterAll
-    static void close() {
-        if (a != null) {
-            Vipl.closeNic(a.nic);
-        }
-        if (b != null) {
-            Vipl.closeNic(b.nic);
-        }
-        pool.shutdownNow();
-        arena.close();
-    }
-
-    @BeforeEach
-    void clearErrors() {
-        a.errors.clear();
-        b.errors.clear();
-    }
-
-    private static VipViAttributes rd(Side s) {
-        return VipViAttributes.of(s.ptag).withRdma(true, true);
-    }
-
-    private static VipViAttributes rr(Side s) {
-        return rd(s).withReliabilityLevel(VipReliabilityLevel.RELIABLE_RECEPTION);
-    }
-
-    /** Connects {@code client} (host A) to {@code server} (host B) waiting on {@code disc}. */
-    private static void connect(VipVi client, VipVi server, byte[] disc) throws Exception {
-        Future<VipReturn> accepted = pool.submit(() -> Vipl.connectAccept(Vipl.connectWait(b.nic, b.addr(disc), WAIT), server));
-        assertThat(Vipl.connectRequest(client, a.addr(new byte[]{1}), b.addr(disc), WAIT)).isEqualTo(VipReturn.SUCCESS);
-        assertThat(accepted.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
-    }
-
-    private static VipDescriptor recv(VipVi vi) {
-        VipDescriptor out = VipDescriptor.empty();
-        assertThat(Vipl.recvWait(vi, WAIT, out)).isEqualTo(VipReturn.SUCCESS);
-        return out;
-    }
-
-    private static VipDescriptor sent(VipVi vi) {
-        VipDescriptor out = VipDescriptor.empty();
-        assertThat(Vipl.sendWait(vi, WAIT, out)).isEqualTo(VipReturn.SUCCESS);
-        return out;
-    }
-
-    /** Disconnects, dequeues everything and destroys each VI. */
-    private static void teardown(VipVi... vis) {
-        VipDescriptor out = VipDescriptor.empty();
-        for (VipVi vi : vis) {
-            assertThat(Vipl.disconnect(vi)).isEqualTo(VipReturn.SUCCESS);
-            VipReturn rc;
-            while ((rc = Vipl.sendDone(vi, out)) != VipReturn.NOT_DONE | (rc = Vipl.recvDone(vi, out)) != VipReturn.NOT_DONE) {
-                assertThat(rc).isIn(VipReturn.SUCCESS, VipReturn.NOT_DONE, VipReturn.DESCRIPTOR_ERROR);
-            }
-            assertThat(Vipl.destroyVi(vi)).isEqualTo(VipReturn.SUCCESS);
-        }
-    }
+class ViplRulesDeviceTest extends ViplTwoHosts {
 
     /** Waits until {@code vi} is in {@code state}. */
     private static void awaitState(VipVi vi, VipViState state) throws InterruptedException {

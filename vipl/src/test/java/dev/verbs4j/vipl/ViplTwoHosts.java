@@ -1,0 +1,185 @@
+package dev.verbs4j.vipl;
+
+import dev.verbs4j.verbs.TestBed;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The fixture of the VIPL device tests: a NIC on each of the two test hosts (client VIs on host A,
+ * server VIs on host B, in one process), each with a tag, a data region with RDMA enabled and a
+ * region of descriptors, all in one shared arena closed after the class; and the steps the tests
+ * share (connect, wait, tear down).
+ */
+abstract class ViplTwoHosts {
+
+    static final int DESC_SIZE = 256;
+    static final int SEGS = (DESC_SIZE - VipDescriptor.CONTROL_SIZE) / VipDescriptor.SEGMENT_SIZE;
+    static final long WAIT = 10_000;
+
+    /** One host's NIC, tag, a data region (RDMA enabled) and a descriptor region. */
+    static final class Side {
+        final VipNic nic;
+        final VipPtag ptag;
+        final MemorySegment data;
+        final VipMemHandle dataH;
+        final MemorySegment descs;
+        final VipMemHandle descH;
+        final List<VipErrorDescriptor> errors = new CopyOnWriteArrayList<>();
+        final String address;
+
+        Side(VipNic nic, VipPtag ptag, MemorySegment data, VipMemHandle dataH, MemorySegment descs, VipMemHandle descH,
+             String address) {
+            this.nic = nic;
+            this.ptag = ptag;
+            this.data = data;
+            this.dataH = dataH;
+            this.descs = descs;
+            this.descH = descH;
+            this.address = address;
+        }
+
+        VipDescriptor desc(int slot) {
+            return VipDescriptor.at(descs, (long) slot * DESC_SIZE, SEGS);
+        }
+
+        VipNetAddress addr(byte[] disc) {
+            return VipNetAddress.of(address, disc);
+        }
+
+        /** Registers the error handler that collects into {@link #errors} (context "ctx"). */
+        void collectErrors() {
+            assertThat(Vipl.errorCallback(nic, "ctx", (ctx, e) -> {
+                assertThat(ctx).isEqualTo("ctx");
+                errors.add(e);
+            })).isEqualTo(VipReturn.SUCCESS);
+        }
+    }
+
+    static Arena arena;
+    static Side a;
+    static Side b;
+    static ExecutorService pool;
+
+    private static Side side(TestBed.Host host) {
+        VipNic nic = Vipl.openNic(host.device());
+        VipPtag ptag = Vipl.createPtag(nic);
+        MemorySegment data = arena.allocate(1 << 20, 4096);
+        MemorySegment descs = arena.allocate(512 * DESC_SIZE, 4096);
+        VipMemHandle dataH = Vipl.registerMem(nic, data, new VipMemAttributes(ptag, true, true));
+        VipMemHandle descH = Vipl.registerMem(nic, descs, VipMemAttributes.of(ptag));
+        Side s = new Side(nic, ptag, data, dataH, descs, descH, host.address());
+        s.collectErrors();
+        return s;
+    }
+
+    @BeforeAll
+    static void open() {
+        arena = Arena.ofShared();
+        pool = Executors.newCachedThreadPool();
+        a = side(TestBed.hostA());
+        b = side(TestBed.hostB());
+        listen(b.nic, b.address);
+    }
+
+    /**
+     * Starts {@code nic}'s listener before any request comes (VipConnectWait starts it; with
+     * timeout 0 it returns TIMEOUT at once), so that no request finds the port closed.
+     */
+    static void listen(VipNic nic, String address) {
+        assertThatThrownBy(() -> Vipl.connectWait(nic, VipNetAddress.of(address, new byte[]{0}), 0))
+                .isInstanceOf(VipException.class).extracting(e -> ((VipException) e).code()).isEqualTo(VipReturn.TIMEOUT);
+    }
+
+    @AfterAll
+    static void close() {
+        if (a != null) {
+            Vipl.closeNic(a.nic);
+        }
+        if (b != null) {
+            Vipl.closeNic(b.nic);
+        }
+        pool.shutdownNow();
+        arena.close();
+    }
+
+    @BeforeEach
+    void clearErrors() {
+        a.errors.clear();
+        b.errors.clear();
+    }
+
+    static VipViAttributes rd(Side s) {
+        return VipViAttributes.of(s.ptag).withRdma(true, true);
+    }
+
+    static VipViAttributes rr(Side s) {
+        return rd(s).withReliabilityLevel(VipReliabilityLevel.RELIABLE_RECEPTION);
+    }
+
+    /**
+     * Connects {@code client} (host A) to {@code server} (host B) waiting on {@code disc}, checking
+     * §12 test 1 on the way: each side receives the other's address and attributes, and both VIs
+     * are Connected.
+     */
+    static void connect(VipVi client, VipVi server, byte[] disc) throws Exception {
+        Future<VipReturn> accepted = pool.submit(() -> {
+            VipConnHandle h = Vipl.connectWait(b.nic, b.addr(disc), WAIT);
+            assertThat(h.remoteAttributes()).isEqualTo(withoutTag(client.attributes()));
+            assertThat(h.remoteAddress().inetAddress().getHostAddress()).isEqualTo(a.address);
+            return Vipl.connectAccept(h, server);
+        });
+        assertThat(Vipl.connectRequest(client, a.addr(new byte[]{1}), b.addr(disc), WAIT)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(accepted.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(client.remoteAttributes()).isEqualTo(withoutTag(server.attributes()));
+        assertThat(server.remoteAttributes()).isEqualTo(withoutTag(client.attributes()));
+        assertThat(Vipl.queryVi(client).state()).isEqualTo(VipViState.CONNECTED);
+        assertThat(Vipl.queryVi(server).state()).isEqualTo(VipViState.CONNECTED);
+    }
+
+    /** {@code v} as the peer sees it: the tag is local and does not travel. */
+    static VipViAttributes withoutTag(VipViAttributes v) {
+        return new VipViAttributes(v.reliabilityLevel(), v.maxTransferSize(), v.qos(), null, v.enableRdmaWrite(), v.enableRdmaRead());
+    }
+
+    /** The next receive of {@code vi}, waited for. */
+    static VipDescriptor recv(VipVi vi) {
+        VipDescriptor out = VipDescriptor.empty();
+        assertThat(Vipl.recvWait(vi, WAIT, out)).isEqualTo(VipReturn.SUCCESS);
+        return out;
+    }
+
+    /** The next completed send of {@code vi}, waited for. */
+    static VipDescriptor sent(VipVi vi) {
+        VipDescriptor out = VipDescriptor.empty();
+        assertThat(Vipl.sendWait(vi, WAIT, out)).isEqualTo(VipReturn.SUCCESS);
+        return out;
+    }
+
+    /** Disconnects, dequeues everything (each descriptor done) and destroys each VI. */
+    static void teardown(VipVi... vis) {
+        VipDescriptor out = VipDescriptor.empty();
+        for (VipVi vi : vis) {
+            assertThat(Vipl.disconnect(vi)).isEqualTo(VipReturn.SUCCESS);
+            VipReturn rs;
+            VipReturn rr;
+            while ((rs = Vipl.sendDone(vi, out)) != VipReturn.NOT_DONE | (rr = Vipl.recvDone(vi, out)) != VipReturn.NOT_DONE) {
+                assertThat(rs).isIn(VipReturn.SUCCESS, VipReturn.NOT_DONE, VipReturn.DESCRIPTOR_ERROR);
+                assertThat(rr).isIn(VipReturn.SUCCESS, VipReturn.NOT_DONE, VipReturn.DESCRIPTOR_ERROR);
+            }
+            assertThat(Vipl.destroyVi(vi)).isEqualTo(VipReturn.SUCCESS);
+        }
+    }
+}
