@@ -114,14 +114,7 @@ public final class Compare {
         cmd.addAll(List.of("--raw", raw.toString()));
         out.println("compare: no RDMA device here; measuring in the Soft-RoCE VM (bin/softroce), results to " + raw);
         out.flush();
-        ProcessBuilder pb = new ProcessBuilder(cmd).directory(Path.of(home).toFile()).inheritIO();
-        if (System.getenv("SOFTROCE_ACCEL") == null) {
-            // one host thread per virtual CPU: with the default (both on one thread, switched at
-            // the guest's 4 ms timer tick) a C peer spinning on memory without a PAUSE holds its
-            // CPU for the whole tick, and C's small-message latencies read about 4 ms
-            pb.environment().put("SOFTROCE_ACCEL", "tcg,thread=multi");
-        }
-        Process p = pb.start();
+        Process p = new ProcessBuilder(cmd).directory(Path.of(home).toFile()).inheritIO().start();
         int rc = p.waitFor();
         if (!Files.exists(raw)) {
             err.println("compare: the measurement in the VM ended with status " + rc + " and no results");

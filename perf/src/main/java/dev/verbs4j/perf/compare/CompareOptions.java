@@ -54,8 +54,7 @@ final class CompareOptions {
             calibration prints inf/nan or "Can't produce a report"), or a failed one, is run again. The
             Java server and client each run in one JVM for the whole comparison (started once), all sizes
             of a tool in a row (as perftest -a does in one process), after one discarded warm-up run of
-            the tool at its first size. In the Soft-RoCE VM each virtual CPU runs on a host thread of
-            its own (qemu -accel tcg,thread=multi, unless SOFTROCE_ACCEL says otherwise).
+            the tool at its first size.
 
             Options:
               --tools LIST        tools, comma-separated (ib_send_lat,...; 'lat', 'bw', 'all'; default all)
