@@ -42,6 +42,7 @@ public final class SendRequest {
     private static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
     /** Everything after the header (wr_id, next, sg_list) that {@link #clear()} zeroes. */
     private static final long CLEAR_FROM = NUM_SGE;
+    private static final MemorySegment ZEROS = MemorySegment.ofArray(new byte[(int) SendRequests.WR_SIZE]);
     private static final long SGE_ADDR = ibv_sge.addr$offset();
     private static final long SGE_LENGTH = ibv_sge.length$offset();
     private static final long SGE_LKEY = ibv_sge.lkey$offset();
@@ -67,7 +68,8 @@ public final class SendRequest {
     }
 
     SendRequest clear() {
-        wrs.asSlice(base + CLEAR_FROM, SendRequests.WR_SIZE - CLEAR_FROM).fill((byte) 0);
+        // copied from a zero block rather than filling a slice: a slice is an object per call
+        MemorySegment.copy(ZEROS, 0, wrs, base + CLEAR_FROM, SendRequests.WR_SIZE - CLEAR_FROM);
         wrs.set(ValueLayout.JAVA_LONG, base + WR_ID, 0L);
         return this;
     }

@@ -299,14 +299,7 @@ public final class VipVi implements AutoCloseable {
                     case VipControl.OP_RDMAREAD -> Opcode.RDMA_READ;
                     default -> imm ? Opcode.SEND_WITH_IMM : Opcode.SEND;
                 };
-                // The reused request is overwritten field by field (no clearing, which allocates a
-                // slice): every field an opcode reads is set below, and the last entry written sets
-                // the entry count. Only a request without data entries is cleared, to count none.
-                boolean anyData = false;
-                for (int i = first; i < d.segCount() && !anyData; i++) {
-                    anyData = d.segmentLength(i) != 0;
-                }
-                SendRequest wr = (anyData ? sendWr.at(0) : sendWr.get(0)).wrId(q.wrId(p)).opcode(opcode)
+                SendRequest wr = sendWr.get(0).wrId(q.wrId(p)).opcode(opcode)
                         .flags(SendFlags.SIGNALED | ((control & VipControl.QFENCE) != 0 ? SendFlags.FENCE : 0));
                 if (imm) {
                     wr.immediateData(d.immediateData());
