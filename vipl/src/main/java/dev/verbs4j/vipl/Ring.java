@@ -1,15 +1,18 @@
 package dev.verbs4j.vipl;
 
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import java.util.function.Predicate;
 
 /**
- * The FIFO of one work queue's descriptors, in post order: an array ring read by index on the
- * data path (no iterator), growing by doubling. Removal only at the head. Under the NIC lock.
+ * A FIFO on an array ring, read by index on the data path (no iterator), growing by doubling:
+ * a work queue's descriptors in post order, a completion queue's entries. Not thread-safe: used
+ * under the NIC lock.
  */
-final class PostedQueue implements Iterable<Posted> {
+final class Ring<T> implements Iterable<T> {
 
-    private Posted[] items = new Posted[16];
+    private Object[] items = new Object[16];
     private int head;
     private int size;
 
@@ -21,46 +24,68 @@ final class PostedQueue implements Iterable<Posted> {
         return size;
     }
 
-    /** The {@code i}-th descriptor from the head. */
-    Posted get(int i) {
-        return items[(head + i) & (items.length - 1)];
+    /** The {@code i}-th element from the head. */
+    @SuppressWarnings("unchecked")
+    T get(int i) {
+        return (T) items[(head + i) & (items.length - 1)];
     }
 
-    Posted peekFirst() {
-        return size == 0 ? null : items[head];
+    T peekFirst() {
+        return size == 0 ? null : get(0);
     }
 
-    Posted peekLast() {
+    T peekLast() {
         return size == 0 ? null : get(size - 1);
     }
 
-    void addLast(Posted p) {
+    void addLast(T item) {
         if (size == items.length) {
-            Posted[] bigger = new Posted[items.length * 2];
+            Object[] bigger = new Object[items.length * 2];
             for (int i = 0; i < size; i++) {
                 bigger[i] = get(i);
             }
             items = bigger;
             head = 0;
         }
-        items[(head + size) & (items.length - 1)] = p;
+        items[(head + size) & (items.length - 1)] = item;
         size++;
     }
 
-    Posted pollFirst() {
+    T pollFirst() {
         if (size == 0) {
             return null;
         }
-        Posted p = items[head];
+        T item = get(0);
         items[head] = null;
         head = (head + 1) & (items.length - 1);
         size--;
-        return p;
+        return item;
+    }
+
+    /** Removes the elements that match, keeping the others in order. */
+    void removeIf(Predicate<? super T> match) {
+        int kept = 0;
+        for (int i = 0; i < size; i++) {
+            T item = get(i);
+            if (!match.test(item)) {
+                items[(head + kept++) & (items.length - 1)] = item;
+            }
+        }
+        for (int i = kept; i < size; i++) {
+            items[(head + i) & (items.length - 1)] = null;
+        }
+        size = kept;
+    }
+
+    void clear() {
+        Arrays.fill(items, null);
+        head = 0;
+        size = 0;
     }
 
     /** Iterates from the head (allocates an iterator: for the paths off the data path). */
     @Override
-    public Iterator<Posted> iterator() {
+    public Iterator<T> iterator() {
         return new Iterator<>() {
             private int i;
 
@@ -70,7 +95,7 @@ final class PostedQueue implements Iterable<Posted> {
             }
 
             @Override
-            public Posted next() {
+            public T next() {
                 if (i >= size) {
                     throw new NoSuchElementException();
                 }

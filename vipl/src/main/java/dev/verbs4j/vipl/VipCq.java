@@ -3,7 +3,6 @@ package dev.verbs4j.vipl;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
 
-
 /**
  * A VIPL completion queue ({@code VIP_CQ_HANDLE}, §2.4, §3.4): a verbs completion queue with its
  * own completion channel, shared by the work queues attached to it at VipCreateVi. Its entries
@@ -15,11 +14,8 @@ public final class VipCq implements AutoCloseable {
     final VipNic nic;
     final CompletionChannel channel;
     final CompletionQueue cq;
-    /** The entries waiting to be taken, as a ring of (VI, queue) pairs: a descriptor of that queue completed. */
-    private VipVi[] entryVi = new VipVi[16];
-    private boolean[] entryRecv = new boolean[16];
-    private int entryHead;
-    private int pending;
+    /** The entries waiting to be taken: for each, the work queue of which a descriptor completed. */
+    private final Ring<WorkQueue> entries = new Ring<>();
     int entryCount;
     int attachedQueues;
     int attachedDepth;
@@ -50,66 +46,33 @@ public final class VipCq implements AutoCloseable {
     /** Takes the next entry into {@code out}; progress first. Under the NIC lock. */
     boolean take(VipCqEntry out) {
         nic.poll(cq);
-        if (pending == 0) {
+        WorkQueue q = entries.pollFirst();
+        if (q == null) {
             return false;
         }
-        out.vi = entryVi[entryHead];
-        out.recvQueue = entryRecv[entryHead];
-        entryVi[entryHead] = null;
-        entryHead = (entryHead + 1) & (entryVi.length - 1);
-        pending--;
+        out.vi = q.vi;
+        out.recvQueue = q.receive;
         return true;
     }
 
-    /** Adds an entry: a descriptor of {@code vi}'s receive or send queue completed. Under the NIC lock. */
-    void add(VipVi vi, boolean recvQueue) {
-        if (pending == entryVi.length) {
-            VipVi[] vis = new VipVi[pending * 2];
-            boolean[] recvs = new boolean[pending * 2];
-            for (int i = 0; i < pending; i++) {
-                int at = (entryHead + i) & (entryVi.length - 1);
-                vis[i] = entryVi[at];
-                recvs[i] = entryRecv[at];
-            }
-            entryVi = vis;
-            entryRecv = recvs;
-            entryHead = 0;
-        }
-        int at = (entryHead + pending) & (entryVi.length - 1);
-        entryVi[at] = vi;
-        entryRecv[at] = recvQueue;
-        pending++;
+    /** Adds an entry: a descriptor of work queue {@code q} completed. Under the NIC lock. */
+    void add(WorkQueue q) {
+        entries.addLast(q);
     }
 
     /** The number of entries waiting to be taken. Under the NIC lock. */
     int pending() {
-        return pending;
+        return entries.size();
     }
 
     /** Drops every entry. Under the NIC lock. */
     void clearEntries() {
-        java.util.Arrays.fill(entryVi, null);
-        entryHead = 0;
-        pending = 0;
+        entries.clear();
     }
 
     /** Drops the entries of {@code vi} (destroyed), keeping the others in order. Under the NIC lock. */
     void removeEntriesOf(VipVi vi) {
-        int kept = 0;
-        int mask = entryVi.length - 1;
-        for (int i = 0; i < pending; i++) {
-            int from = (entryHead + i) & mask;
-            if (entryVi[from] != vi) {
-                int to = (entryHead + kept) & mask;
-                entryVi[to] = entryVi[from];
-                entryRecv[to] = entryRecv[from];
-                kept++;
-            }
-        }
-        for (int i = kept; i < pending; i++) {
-            entryVi[(entryHead + i) & mask] = null;
-        }
-        pending = kept;
+        entries.removeIf(q -> q.vi == vi);
     }
 
     /** VipDestroyCQ. @throws VipException unless it returns VIP_SUCCESS */

@@ -22,7 +22,7 @@ final class WorkQueue {
     final VipCq cq;
     final CompletionChannel hiddenChannel;
     final CompletionQueue ibvCq;
-    final PostedQueue ring = new PostedQueue();
+    final Ring<Posted> ring = new Ring<>();
     /** Records of dequeued descriptors, for reuse. */
     private Posted[] free = new Posted[16];
     private int freeCount;
@@ -106,7 +106,7 @@ final class WorkQueue {
             }
         }
         if (cq != null && !cq.destroyed) {
-            cq.add(vi, receive);
+            cq.add(this);
         }
     }
 

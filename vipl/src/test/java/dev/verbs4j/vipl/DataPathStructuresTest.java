@@ -41,8 +41,8 @@ class DataPathStructuresTest {
     }
 
     @Test
-    void postedQueueIsAFifoThatGrowsAcrossTheWrap() {
-        PostedQueue q = new PostedQueue();
+    void ringIsAFifoThatGrowsAcrossTheWrap() {
+        Ring<Posted> q = new Ring<>();
         long next = 0;
         long first = 0;
         for (int round = 0; round < 50; round++) {
