@@ -91,10 +91,10 @@ final class Measure {
                 common.addAll(List.of("-s", Long.toString(size)));
             }
             common.addAll(List.of("-p", Integer.toString(p)));
-            List<String> server = pinned(SERVER_CPU, t.program());
+            List<String> server = pinned(SERVER_CPU, List.of(t.program()));
             server.addAll(common);
             server.addAll(sides.server().options());
-            List<String> client = pinned(CLIENT_CPU, t.program());
+            List<String> client = pinned(CLIENT_CPU, List.of(t.program()));
             client.addAll(common);
             client.addAll(sides.client().options());
             client.add(sides.host());
@@ -180,10 +180,10 @@ final class Measure {
             return;
         }
         stopJava();
-        List<String> server = pinned(SERVER_CPU, javaCommand("server").toArray(String[]::new));
+        List<String> server = pinned(SERVER_CPU, javaCommand("server"));
         server.addAll(List.of("-n", Integer.toString(o.iters)));
         server.addAll(sides.server().options());
-        List<String> client = pinned(CLIENT_CPU, javaCommand("client").toArray(String[]::new));
+        List<String> client = pinned(CLIENT_CPU, javaCommand("client"));
         client.addAll(List.of("-n", Integer.toString(o.iters)));
         client.addAll(sides.client().options());
         client.add(sides.host());
@@ -293,12 +293,12 @@ final class Measure {
      * own. Without it, a scheduler may put both on one CPU, where each spins through its time
      * slice before the other can answer (about 4 ms per round trip in the VM).
      */
-    private List<String> pinned(int cpu, String... command) {
+    private List<String> pinned(int cpu, List<String> command) {
         List<String> cmd = new ArrayList<>();
         if (pinning) {
             cmd.addAll(List.of("taskset", "-c", Integer.toString(cpu)));
         }
-        cmd.addAll(List.of(command));
+        cmd.addAll(command);
         return cmd;
     }
 
