@@ -38,9 +38,21 @@ final class Endpoint implements AutoCloseable {
     /** A failure at run time: the message (naming the VIPL function and its VipReturn), exit status 1. */
     static final class Failure extends RuntimeException {
         private static final long serialVersionUID = 1L;
+        /** This side's decision (a refused client), not caused by an error: the peer's leaving after it is no news. */
+        final boolean refusal;
 
         Failure(String message) {
+            this(message, false);
+        }
+
+        private Failure(String message, boolean refusal) {
             super(message);
+            this.refusal = refusal;
+        }
+
+        /** This side refused the peer, for the reason given. */
+        static Failure refusal(String reason) {
+            return new Failure("refused the client: " + reason, true);
         }
     }
 
@@ -442,9 +454,9 @@ final class Endpoint implements AutoCloseable {
         }
     }
 
-    /** {@code f}, with the asynchronous errors the NIC reported so far appended. */
+    /** {@code f}, with the asynchronous errors the NIC reported so far appended (none to a refusal, which caused them). */
     Failure withAsyncErrors(Failure f) {
-        return asyncErrors.isEmpty() ? f : new Failure(f.getMessage() + "; asynchronous errors: " + String.join(", ", asyncErrors));
+        return asyncErrors.isEmpty() || f.refusal ? f : new Failure(f.getMessage() + "; asynchronous errors: " + String.join(", ", asyncErrors));
     }
 
     /** Disconnects, dequeues what was flushed, destroys the VI, deregisters and closes the NIC; frees the memory. */

@@ -103,7 +103,7 @@ public final class ViplBw {
         } catch (IllegalArgumentException ex) {
             s.control(Endpoint.NACK, 0);
             s.drain();
-            throw new Endpoint.Failure("refused the client: " + ex.getMessage());
+            throw Endpoint.Failure.refusal(ex.getMessage());
         }
         int w = plan.window();
         int max = plan.maxSize();

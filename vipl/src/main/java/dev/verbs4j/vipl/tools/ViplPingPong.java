@@ -66,7 +66,7 @@ public final class ViplPingPong {
             Endpoint.putControl(ctl, 0, Endpoint.NACK, 0);
             e.post(false, send, ctl, ctlH, 0, 16);
             e.await(false, "the refusal");
-            throw new Endpoint.Failure("refused the client: " + ex.getMessage());
+            throw Endpoint.Failure.refusal(ex.getMessage());
         }
         e.post(true, recv[at], buf, bufH, (long) at * max, max);
         Endpoint.putControl(ctl, 0, Endpoint.ACK, 0);
