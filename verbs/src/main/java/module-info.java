@@ -1,10 +1,11 @@
 /**
- * The verbs layer of verbs4j: libibverbs as AutoCloseable, Arena-scoped Java objects.
+ * The verbs layer of verbs4j: libibverbs as AutoCloseable, Arena-scoped Java objects; see the
+ * package documentation of {@link dev.verbs4j.verbs} for the lifetime model.
  */
 module dev.verbs4j.verbs {
     requires dev.verbs4j.bindings;
 
     exports dev.verbs4j.verbs;
-    exports dev.verbs4j.verbs.internal to dev.verbs4j.rdmacm, dev.verbs4j.perf;
+    exports dev.verbs4j.verbs.internal to dev.verbs4j.rdmacm;
     exports dev.verbs4j.verbs.tools to dev.verbs4j.rdmacm, dev.verbs4j.vipl, dev.verbs4j.naaice, dev.verbs4j.perf;
 }

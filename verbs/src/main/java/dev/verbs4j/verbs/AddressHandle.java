@@ -22,13 +22,13 @@ public final class AddressHandle extends NativeResource {
         super(pd);
         this.pd = pd;
         this.destination = destination;
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = pd.use(); Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_ah_attr.layout());
             destination.writeTo(attr);
             this.ah = Ibv.create(Ibv.CREATE_AH, "ibv_create_ah", destination.toString(), ibv_ah.sizeof(),
                     pd.handle(), attr);
+            attach();
         }
-        attach();
     }
 
     /** An address handle back to the sender of a UD receive ({@code ibv_create_ah_from_wc()}). */
@@ -36,9 +36,12 @@ public final class AddressHandle extends NativeResource {
         super(pd);
         this.pd = pd;
         this.destination = null;
-        this.ah = Ibv.create(Ibv.CREATE_AH_FROM_WC, "ibv_create_ah_from_wc", "reply to QP 0x" + Integer.toHexString(wc.srcQp())
-                + " on " + pd.context().name(), ibv_ah.sizeof(), pd.handle(), wc.nativeEntry(), grh, (byte) port);
-        attach();
+        try (Use held = pd.use()) {
+            this.ah = Ibv.create(Ibv.CREATE_AH_FROM_WC, "ibv_create_ah_from_wc", "reply to QP 0x"
+                    + Integer.toHexString(wc.srcQp()) + " on " + pd.context().name(), ibv_ah.sizeof(), pd.handle(),
+                    wc.nativeEntry(), grh, (byte) port);
+            attach();
+        }
     }
 
     /** The destination it was created for (null when created from a work completion). */

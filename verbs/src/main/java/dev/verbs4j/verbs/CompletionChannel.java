@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A completion event channel ({@code struct ibv_comp_channel}, from {@code
@@ -28,16 +29,19 @@ public final class CompletionChannel extends NativeResource {
     private final int wakeFd;
     private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
     private final AtomicInteger waiters = new AtomicInteger();
+    private final ReentrantLock eventLock = new ReentrantLock();
 
     CompletionChannel(Context context) {
         super(context);
         this.context = context;
-        this.channel = Ibv.create(Ibv.CREATE_COMP_CHANNEL, "ibv_create_comp_channel", context.name(),
-                ibv_comp_channel.sizeof(), context.handle());
-        this.fd = ibv_comp_channel.fd(channel);
-        Libc.setNonBlocking(fd, true);
-        this.wakeFd = Libc.eventfd();
-        attach();
+        try (Use held = context.use()) {
+            this.channel = Ibv.create(Ibv.CREATE_COMP_CHANNEL, "ibv_create_comp_channel", context.name(),
+                    ibv_comp_channel.sizeof(), context.handle());
+            this.fd = ibv_comp_channel.fd(channel);
+            Libc.setNonBlocking(fd, true);
+            this.wakeFd = Libc.eventfd();
+            attach();
+        }
     }
 
     /** The channel's file descriptor: readable when an event is pending (usable with poll/epoll). */
@@ -78,30 +82,55 @@ public final class CompletionChannel extends NativeResource {
 
     /** Returns the queue of a pending event without blocking, or null when there is none. */
     public CompletionQueue tryGetEvent() {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = use(); Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
             MemorySegment cqOut = arena.allocate(ValueLayout.ADDRESS);
             MemorySegment ctxOut = arena.allocate(ValueLayout.ADDRESS);
-            int rc;
+            eventLock.lock();
             try {
-                rc = (int) Ibv.GET_CQ_EVENT.invokeExact(capture, channel, cqOut, ctxOut);
-            } catch (Throwable t) {
-                throw Ibv.unchecked(t);
-            }
-            if (rc != 0) {
-                int errno = Native.errno(capture);
-                if (errno == Errno.EAGAIN) {
-                    return null;
+                while (true) {
+                    int rc;
+                    try {
+                        rc = (int) Ibv.GET_CQ_EVENT.invokeExact(capture, channel, cqOut, ctxOut);
+                    } catch (Throwable t) {
+                        throw Ibv.unchecked(t);
+                    }
+                    if (rc != 0) {
+                        int errno = Native.errno(capture);
+                        if (errno == Errno.EAGAIN) {
+                            return null;
+                        }
+                        throw new VerbsException("ibv_get_cq_event", errno, context.name());
+                    }
+                    MemorySegment cqPointer = cqOut.get(ValueLayout.ADDRESS, 0);
+                    CompletionQueue cq = queues.get(cqPointer.address());
+                    if (cq == null) {
+                        // not one of ours: acknowledge it at once so that its destruction cannot wait for it
+                        rdma_core_h.ibv_ack_cq_events(cqPointer, 1);
+                        continue;
+                    }
+                    // counted under the lock: the queue's destruction acknowledges it
+                    cq.eventReceived();
+                    if (!cq.isClosed()) {
+                        return cq;
+                    }
                 }
-                throw new VerbsException("ibv_get_cq_event", errno, context.name());
+            } finally {
+                eventLock.unlock();
             }
-            CompletionQueue cq = queues.get(cqOut.get(ValueLayout.ADDRESS, 0).address());
-            if (cq == null) {
-                throw new IllegalStateException("completion event for an unknown completion queue");
-            }
-            cq.eventReceived();
-            return cq;
+        }
+    }
+
+    /**
+     * Runs {@code action} under the lock under which events are taken: what a queue does there
+     * (its last acknowledgement and its destruction) cannot race with an event taken for it.
+     */
+    void withEventLock(Runnable action) {
+        eventLock.lock();
+        try {
+            action.run();
+        } finally {
+            eventLock.unlock();
         }
     }
 

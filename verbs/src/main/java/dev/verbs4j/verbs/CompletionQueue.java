@@ -51,25 +51,26 @@ public final class CompletionQueue extends NativeResource {
         this.context = context;
         this.channel = channel;
         String what = context.name() + ", " + entries + " entries";
-        MemorySegment channelHandle = channel == null ? MemorySegment.NULL : channel.handle();
-        if (wcFlags >= 0) {
-            this.cq = ExtendedPoller.create(context, entries, channelHandle, compVector, wcFlags, what);
-            this.poller = new ExtendedPoller(this, this.cq);
-        } else {
-            this.cq = Ibv.create(Ibv.CREATE_CQ, "ibv_create_cq", what, ibv_cq.sizeof(), context.handle(), entries,
-                    MemorySegment.NULL, channelHandle, compVector);
-            this.poller = null;
+        try (Use heldContext = context.use(); Use heldChannel = channel == null ? null : channel.use()) {
+            MemorySegment channelHandle = channel == null ? MemorySegment.NULL : channel.handle();
+            if (wcFlags >= 0) {
+                this.cq = ExtendedPoller.create(context, entries, channelHandle, compVector, wcFlags, what);
+                this.poller = new ExtendedPoller(this, this.cq);
+            } else {
+                this.cq = Ibv.create(Ibv.CREATE_CQ, "ibv_create_cq", what, ibv_cq.sizeof(), context.handle(), entries,
+                        MemorySegment.NULL, channelHandle, compVector);
+                this.poller = null;
+            }
+            this.borrowed = false;
+            MemorySegment ops = ibv_context.ops(context.handle());
+            this.pollOp = ibv_context_ops.poll_cq(ops);
+            this.notifyOp = ibv_context_ops.req_notify_cq(ops);
+            if (channel != null) {
+                channel.register(this, cq.address());
+            }
+            attach(channel);
         }
-        this.borrowed = false;
-        MemorySegment ops = ibv_context.ops(context.handle());
-        this.pollOp = ibv_context_ops.poll_cq(ops);
-        this.notifyOp = ibv_context_ops.req_notify_cq(ops);
-        attach();
         context.track(cq.address(), this);
-        if (channel != null) {
-            dependOn(channel);
-            channel.register(this, cq.address());
-        }
     }
 
     /** A queue on {@code ibvCq}, made and freed by somebody else, without a channel. */
@@ -89,8 +90,9 @@ public final class CompletionQueue extends NativeResource {
 
     /** The number of entries the queue really has (at least the number asked for). */
     public int capacity() {
-        ensureOpen();
-        return ibv_cq.cqe(cq);
+        try (Use held = use()) {
+            return ibv_cq.cqe(cq);
+        }
     }
 
     /**
@@ -100,11 +102,12 @@ public final class CompletionQueue extends NativeResource {
      * @throws IllegalStateException for a queue created the classic way
      */
     public ExtendedPoller extended() {
-        ensureOpen();
-        if (poller == null) {
-            throw new IllegalStateException(describe() + " was not created with ibv_create_cq_ex");
+        try (Use held = use()) {
+            if (poller == null) {
+                throw new IllegalStateException(describe() + " was not created with ibv_create_cq_ex");
+            }
+            return poller;
         }
-        return poller;
     }
 
     /** The channel that receives this queue's events, or null. */
@@ -122,6 +125,9 @@ public final class CompletionQueue extends NativeResource {
         int n;
         enterCall();
         try {
+            if (poller != null) {
+                poller.checkNoPass();
+            }
             n = (int) POLL_CQ.invokeExact(pollOp, cq, completions.capacity(), completions.segment());
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
@@ -156,21 +162,38 @@ public final class CompletionQueue extends NativeResource {
 
     /** Resizes the queue to at least {@code entries} entries ({@code ibv_resize_cq()}). */
     public void resize(int entries) {
-        ensureOpen();
-        Ibv.check(rdma_core_h.ibv_resize_cq(cq, entries), "ibv_resize_cq", context.name() + ", " + entries + " entries");
-    }
-
-    /** Acknowledges the events received so far ({@code ibv_ack_cq_events()}). */
-    public synchronized void ackEvents() {
-        if (unackedEvents > 0) {
-            rdma_core_h.ibv_ack_cq_events(cq, unackedEvents);
-            unackedEvents = 0;
+        try (Use held = use()) {
+            Ibv.check(rdma_core_h.ibv_resize_cq(cq, entries), "ibv_resize_cq", context.name() + ", " + entries + " entries");
         }
     }
 
-    synchronized void eventReceived() {
+    /**
+     * Acknowledges the events received so far ({@code ibv_ack_cq_events()}). Events are also
+     * acknowledged in batches as they arrive and before the queue is destroyed, so this is never
+     * needed for correctness.
+     */
+    public void ackEvents() {
+        if (channel == null) {
+            ensureOpen();
+            return;
+        }
+        try (Use held = use()) {
+            channel.withEventLock(this::ackPending);
+        }
+    }
+
+    /** Counts an event the channel took for this queue; called under the channel's event lock. */
+    void eventReceived() {
         if (++unackedEvents >= ACK_BATCH) {
-            ackEvents();
+            ackPending();
+        }
+    }
+
+    /** Acknowledges the counted events; under the channel's event lock. */
+    private void ackPending() {
+        if (unackedEvents > 0) {
+            rdma_core_h.ibv_ack_cq_events(cq, unackedEvents);
+            unackedEvents = 0;
         }
     }
 
@@ -187,14 +210,21 @@ public final class CompletionQueue extends NativeResource {
     @Override
     protected void destroy() {
         context.untrack(cq.address());
-        ackEvents();
-        if (channel != null) {
-            channel.unregister(cq.address());
-        }
         if (borrowed) {
             return;
         }
-        Ibv.check(rdma_core_h.ibv_destroy_cq(cq), "ibv_destroy_cq", context.name());
+        if (channel == null) {
+            Ibv.check(rdma_core_h.ibv_destroy_cq(cq), "ibv_destroy_cq", context.name());
+            return;
+        }
+        // ibv_destroy_cq waits until every event taken for the queue is acknowledged: no event may
+        // be taken between the last acknowledgement and the destruction, so both happen under the
+        // lock under which the channel takes events
+        channel.withEventLock(() -> {
+            channel.unregister(cq.address());
+            ackPending();
+            Ibv.check(rdma_core_h.ibv_destroy_cq(cq), "ibv_destroy_cq", context.name());
+        });
     }
 
     @Override

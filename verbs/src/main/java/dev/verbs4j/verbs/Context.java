@@ -110,14 +110,16 @@ public final class Context extends NativeResource {
 
     /** Number of completion vectors (interrupt lines) the device offers. */
     public int numCompVectors() {
-        ensureOpen();
-        return ibv_context.num_comp_vectors(context);
+        try (Use held = use()) {
+            return ibv_context.num_comp_vectors(context);
+        }
     }
 
     /** The file descriptor on which asynchronous events arrive. */
     public int asyncFd() {
-        ensureOpen();
-        return ibv_context.async_fd(context);
+        try (Use held = use()) {
+            return ibv_context.async_fd(context);
+        }
     }
 
     /**
@@ -125,20 +127,21 @@ public final class Context extends NativeResource {
      * ibv_query_device()} as the C inline does when the provider lacks the extended query.
      */
     public DeviceAttributes queryDevice() {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(ibv_device_attr_ex.layout());
-            MemorySegment op = ExtendedOps.op(context, verbs_context.query_device_ex$offset());
-            int rc = Errno.EOPNOTSUPP;
-            if (!op.equals(MemorySegment.NULL)) {
-                rc = Ibv.queryDeviceEx(op, context, MemorySegment.NULL, attr, ibv_device_attr_ex.sizeof());
+        try (Use held = use()) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment attr = arena.allocate(ibv_device_attr_ex.layout());
+                MemorySegment op = ExtendedOps.op(context, verbs_context.query_device_ex$offset());
+                int rc = Errno.EOPNOTSUPP;
+                if (!op.equals(MemorySegment.NULL)) {
+                    rc = Ibv.queryDeviceEx(op, context, MemorySegment.NULL, attr, ibv_device_attr_ex.sizeof());
+                }
+                if (rc == Errno.EOPNOTSUPP || rc == Errno.ENOSYS) {
+                    attr.fill((byte) 0);
+                    rc = rdma_core_h.ibv_query_device(context, ibv_device_attr_ex.orig_attr(attr));
+                }
+                Ibv.check(rc, "ibv_query_device_ex", name());
+                return new DeviceAttributes(Native.snapshot(attr), ibv_context.num_comp_vectors(context));
             }
-            if (rc == Errno.EOPNOTSUPP || rc == Errno.ENOSYS) {
-                attr.fill((byte) 0);
-                rc = rdma_core_h.ibv_query_device(context, ibv_device_attr_ex.orig_attr(attr));
-            }
-            Ibv.check(rc, "ibv_query_device_ex", name());
-            return new DeviceAttributes(Native.snapshot(attr), ibv_context.num_comp_vectors(context));
         }
     }
 
@@ -149,16 +152,17 @@ public final class Context extends NativeResource {
      * @param port the port number, from 1
      */
     public PortAttributes queryPort(int port) {
-        ensureOpen();
-        checkPort(port);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(ibv_port_attr.layout());
-            MemorySegment op = ExtendedOps.op(context, verbs_context.query_port$offset());
-            int rc = op.equals(MemorySegment.NULL)
-                    ? rdma_core_h.ibv_query_port(context, (byte) port, attr)
-                    : Ibv.queryPort(op, context, (byte) port, attr, ibv_port_attr.sizeof());
-            Ibv.check(rc, "ibv_query_port", name() + " port " + port);
-            return new PortAttributes(port, Native.snapshot(attr));
+        try (Use held = use()) {
+            checkPort(port);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment attr = arena.allocate(ibv_port_attr.layout());
+                MemorySegment op = ExtendedOps.op(context, verbs_context.query_port$offset());
+                int rc = op.equals(MemorySegment.NULL)
+                        ? rdma_core_h.ibv_query_port(context, (byte) port, attr)
+                        : Ibv.queryPort(op, context, (byte) port, attr, ibv_port_attr.sizeof());
+                Ibv.check(rc, "ibv_query_port", name() + " port " + port);
+                return new PortAttributes(port, Native.snapshot(attr));
+            }
         }
     }
 
@@ -167,16 +171,17 @@ public final class Context extends NativeResource {
      * reads as the zero GID, as in C.
      */
     public Gid queryGid(int port, int index) {
-        ensureOpen();
-        checkPort(port);
-        checkIndex(index);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment capture = Native.captureSegment(arena);
-            MemorySegment gid = arena.allocate(Gid.BYTES);
-            if (Ibv.queryGid(capture, context, (byte) port, index, gid) != 0) {
-                throw new VerbsException("ibv_query_gid", Native.errno(capture), name() + " port " + port + " index " + index);
+        try (Use held = use()) {
+            checkPort(port);
+            checkIndex(index);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment capture = Native.captureSegment(arena);
+                MemorySegment gid = arena.allocate(Gid.BYTES);
+                if (Ibv.queryGid(capture, context, (byte) port, index, gid) != 0) {
+                    throw new VerbsException("ibv_query_gid", Native.errno(capture), name() + " port " + port + " index " + index);
+                }
+                return Gid.of(gid.toArray(ValueLayout.JAVA_BYTE));
             }
-            return Gid.of(gid.toArray(ValueLayout.JAVA_BYTE));
         }
     }
 
@@ -185,57 +190,60 @@ public final class Context extends NativeResource {
      * ({@code ibv_query_gid_ex()}), or empty when the entry is unused.
      */
     public Optional<GidEntry> queryGidEntry(int port, int index) {
-        ensureOpen();
-        checkPort(port);
-        checkIndex(index);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment entry = arena.allocate(ibv_gid_entry.layout());
-            int rc = rdma_core_h._ibv_query_gid_ex(context, port, index, entry, 0, ibv_gid_entry.sizeof());
-            if (rc == ENODATA) {
-                return Optional.empty();
+        try (Use held = use()) {
+            checkPort(port);
+            checkIndex(index);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment entry = arena.allocate(ibv_gid_entry.layout());
+                int rc = rdma_core_h._ibv_query_gid_ex(context, port, index, entry, 0, ibv_gid_entry.sizeof());
+                if (rc == ENODATA) {
+                    return Optional.empty();
+                }
+                Ibv.check(rc, "ibv_query_gid_ex", name() + " port " + port + " index " + index);
+                return Optional.of(gidEntry(entry));
             }
-            Ibv.check(rc, "ibv_query_gid_ex", name() + " port " + port + " index " + index);
-            return Optional.of(gidEntry(entry));
         }
     }
 
     /** Every valid GID entry of every port ({@code ibv_query_gid_table()}). */
     public List<GidEntry> queryGidTable() {
-        ensureOpen();
-        int ports = queryDevice().physPortCount();
-        long max = 0;
-        for (int p = 1; p <= ports; p++) {
-            max += queryPort(p).gidTableLength();
-        }
-        if (max == 0) {
-            return List.of();
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment entries = arena.allocate(ibv_gid_entry.layout(), max);
-            long n = rdma_core_h._ibv_query_gid_table(context, entries, max, 0, ibv_gid_entry.sizeof());
-            if (n < 0) {
-                throw new VerbsException("ibv_query_gid_table", (int) -n, name());
+        try (Use held = use()) {
+            int ports = queryDevice().physPortCount();
+            long max = 0;
+            for (int p = 1; p <= ports; p++) {
+                max += queryPort(p).gidTableLength();
             }
-            List<GidEntry> out = new ArrayList<>((int) n);
-            for (long i = 0; i < n; i++) {
-                out.add(gidEntry(entries.asSlice(i * ibv_gid_entry.sizeof(), ibv_gid_entry.sizeof())));
+            if (max == 0) {
+                return List.of();
             }
-            return List.copyOf(out);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment entries = arena.allocate(ibv_gid_entry.layout(), max);
+                long n = rdma_core_h._ibv_query_gid_table(context, entries, max, 0, ibv_gid_entry.sizeof());
+                if (n < 0) {
+                    throw new VerbsException("ibv_query_gid_table", (int) -n, name());
+                }
+                List<GidEntry> out = new ArrayList<>((int) n);
+                for (long i = 0; i < n; i++) {
+                    out.add(gidEntry(entries.asSlice(i * ibv_gid_entry.sizeof(), ibv_gid_entry.sizeof())));
+                }
+                return List.copyOf(out);
+            }
         }
     }
 
     /** The P_Key at {@code index} of {@code port}'s partition table, in host byte order. */
     public int queryPkey(int port, int index) {
-        ensureOpen();
-        checkPort(port);
-        checkIndex(index);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment capture = Native.captureSegment(arena);
-            MemorySegment pkey = arena.allocate(ValueLayout.JAVA_SHORT);
-            if (Ibv.queryPkey(capture, context, (byte) port, index, pkey) != 0) {
-                throw new VerbsException("ibv_query_pkey", Native.errno(capture), name() + " port " + port + " index " + index);
+        try (Use held = use()) {
+            checkPort(port);
+            checkIndex(index);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment capture = Native.captureSegment(arena);
+                MemorySegment pkey = arena.allocate(ValueLayout.JAVA_SHORT);
+                if (Ibv.queryPkey(capture, context, (byte) port, index, pkey) != 0) {
+                    throw new VerbsException("ibv_query_pkey", Native.errno(capture), name() + " port " + port + " index " + index);
+                }
+                return Short.toUnsignedInt(Short.reverseBytes(pkey.get(ValueLayout.JAVA_SHORT, 0)));
             }
-            return Short.toUnsignedInt(Short.reverseBytes(pkey.get(ValueLayout.JAVA_SHORT, 0)));
         }
     }
 
@@ -325,7 +333,7 @@ public final class Context extends NativeResource {
     }
 
     private AsyncEvent tryGetAsyncEvent() {
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = use(); Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
             MemorySegment event = arena.allocate(ibv_async_event.layout());
             int rc;

@@ -12,13 +12,17 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The extended polling API of a completion queue ({@code struct ibv_cq_ex}): {@link #start()},
  * read the current completion ({@link #wrId}, {@link #status}, {@link #opcode}, {@link
  * #byteLength}, …), {@link #next()}, and {@link #end()} once started. Every call goes straight to
- * the provider and allocates nothing. A view owned by its {@link CompletionQueue}; its one native
- * scratch structure lives as long as the queue.
+ * the provider and allocates nothing, and holds the queue open while it runs (a close waits for
+ * it; calls after the close throw). A polling pass belongs to the thread that started it: the
+ * provider holds the queue's lock until {@code end()}, so {@code start()} again, or calls from
+ * another thread, are an {@link IllegalStateException} rather than a deadlock. A view owned by its
+ * {@link CompletionQueue}; its one native scratch structure lives as long as the queue.
  */
 public final class ExtendedPoller {
 
@@ -62,7 +66,8 @@ public final class ExtendedPoller {
     private final MemorySegment readQpNumOp;
     private final MemorySegment readSrcQpOp;
     private final MemorySegment readWcFlagsOp;
-    private boolean polling;
+    /** The thread whose polling pass is open, or null. */
+    private final AtomicReference<Thread> polling = new AtomicReference<>();
 
     ExtendedPoller(CompletionQueue owner, MemorySegment cqEx) {
         this.owner = owner;
@@ -97,25 +102,32 @@ public final class ExtendedPoller {
      * queue is empty (then do not call {@link #end()}).
      */
     public boolean start() {
-        if (polling) {
-            throw new IllegalStateException("start() again before end()");
+        Thread me = Thread.currentThread();
+        Thread other = polling.compareAndExchange(null, me);
+        if (other != null) {
+            throw new IllegalStateException(other == me ? "start() again before end()"
+                    : "a polling pass of " + other + " is open: one at a time");
         }
-        owner.enterCall();
         int rc;
         try {
-            rc = (int) START_POLL.invokeExact(startOp, cq, pollAttr);
+            owner.enterCall();
+            try {
+                rc = (int) START_POLL.invokeExact(startOp, cq, pollAttr);
+            } finally {
+                owner.exitCall();
+            }
         } catch (Throwable t) {
+            polling.set(null);
             throw Ibv.unchecked(t);
-        } finally {
-            owner.exitCall();
         }
         if (rc == ENOENT) {
+            polling.set(null);
             return false;
         }
         if (rc != 0) {
+            polling.set(null);
             throw new VerbsException("ibv_start_poll", Math.abs(rc), null);
         }
-        polling = true;
         return true;
     }
 
@@ -143,7 +155,7 @@ public final class ExtendedPoller {
     /** Ends polling ({@code ibv_end_poll()}), after a {@link #start()} that returned true. */
     public void end() {
         checkPolling();
-        polling = false;
+        polling.set(null);
         owner.enterCall();
         try {
             END_POLL.invokeExact(endOp, cq);
@@ -157,22 +169,38 @@ public final class ExtendedPoller {
     /** The work request id of the current completion. */
     public long wrId() {
         checkPolling();
-        return cq.get(ValueLayout.JAVA_LONG, WR_ID);
+        owner.enterCall();
+        try {
+            return cq.get(ValueLayout.JAVA_LONG, WR_ID);
+        } finally {
+            owner.exitCall();
+        }
     }
 
     /** The status of the current completion. */
     public WcStatus status() {
         checkPolling();
-        return WcStatus.of(cq.get(ValueLayout.JAVA_INT, STATUS));
+        owner.enterCall();
+        try {
+            return WcStatus.of(cq.get(ValueLayout.JAVA_INT, STATUS));
+        } finally {
+            owner.exitCall();
+        }
     }
 
     /** The operation of the current completion ({@code ibv_wc_read_opcode()}). */
     public WcOpcode opcode() {
         checkPolling();
+        if (readOpcodeOp.equals(MemorySegment.NULL)) {
+            throw new IllegalStateException("the provider cannot read the opcode");
+        }
+        owner.enterCall();
         try {
             return WcOpcode.of((int) READ_OPCODE.invokeExact(readOpcodeOp, cq));
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            owner.exitCall();
         }
     }
 
@@ -206,17 +234,30 @@ public final class ExtendedPoller {
         if (op.equals(MemorySegment.NULL)) {
             throw new IllegalStateException("the queue was created without the field (flag 0x" + Long.toHexString(needed) + ")");
         }
+        owner.enterCall();
         try {
             return (int) READ_INT.invokeExact(op, cq);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
+        } finally {
+            owner.exitCall();
+        }
+    }
+
+    /** Refuses a classic poll while a pass is open: the provider would wait for its lock for ever. */
+    void checkNoPass() {
+        Thread p = polling.get();
+        if (p != null) {
+            throw new IllegalStateException("a polling pass of the extended API (" + p + ") is open: end() it before poll");
         }
     }
 
     private void checkPolling() {
         owner.ensureOpen();
-        if (!polling) {
-            throw new IllegalStateException("no current completion: call start() first");
+        Thread p = polling.get();
+        if (p != Thread.currentThread()) {
+            throw new IllegalStateException(p == null ? "no current completion: call start() first"
+                    : "the polling pass is open on another thread (" + p + ")");
         }
     }
 }

@@ -8,13 +8,24 @@ import dev.verbs4j.verbs.internal.Native;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * The extended send API of a queue pair created with send operations ({@code struct ibv_qp_ex}
  * and the {@code ibv_wr_*} functions): {@link #start()}, then for each work request {@link
  * #wrId}, {@link #flags}, one operation and its data ({@link #setSge}, {@link #setInlineData},
- * {@link #setUdAddress}), then {@link #complete()}. Each call goes straight to the provider and
- * allocates nothing. A view owned by its {@link QueuePair}; it owns no memory.
+ * {@link #setUdAddress}), then {@link #complete()} (or {@link #abort()}). Each call goes straight
+ * to the provider and allocates nothing.
+ *
+ * <p>A batch belongs to the thread that started it: the provider holds its send queue's lock
+ * from {@code start} to {@code complete}, so a second {@code start}, an operation without {@code
+ * start}, or an operation from another thread is an {@link IllegalStateException} rather than a
+ * deadlock or a write into a posted request; {@link QueuePair#postSend} waits for no batch and is
+ * refused while one is open. Every call holds the queue pair open (a close waits for it and
+ * calls after it throw), and the objects it names (regions, address handles) while the provider
+ * reads them. Operations the queue pair was not created for ({@link QueuePairInit#sendOps}) are
+ * refused. A view owned by its {@link QueuePair}; it owns no memory.
  */
 public final class ExtendedQueuePair {
 
@@ -36,6 +47,15 @@ public final class ExtendedQueuePair {
     private static final MethodHandle WR_COMPLETE = Native.downcallPointer(ibv_qp_ex.wr_complete.descriptor(), true);
     private static final long WR_ID = ibv_qp_ex.wr_id$offset();
     private static final long WR_FLAGS = ibv_qp_ex.wr_flags$offset();
+    private static final VarHandle OWNER;
+
+    static {
+        try {
+            OWNER = MethodHandles.lookup().findVarHandle(ExtendedQueuePair.class, "owner", Thread.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final QueuePair qp;
     private final MemorySegment qpx;
@@ -54,6 +74,12 @@ public final class ExtendedQueuePair {
     private final MemorySegment setInlineDataOp;
     private final MemorySegment setUdAddrOp;
     private final MemorySegment completeOp;
+    /** The thread whose batch is open, or null. */
+    @SuppressWarnings("unused") // through OWNER
+    private volatile Thread owner;
+    /** The id and flags of the next work request, written into the {@code ibv_qp_ex} by each operation. */
+    private long wrId;
+    private int flags;
 
     ExtendedQueuePair(QueuePair qp, MemorySegment qpHandle) {
         this.qp = qp;
@@ -77,34 +103,51 @@ public final class ExtendedQueuePair {
 
     /** Sets the id of the next work request. */
     public ExtendedQueuePair wrId(long id) {
-        qpx.set(ValueLayout.JAVA_LONG, WR_ID, id);
+        checkOwner();
+        this.wrId = id;
         return this;
     }
 
     /** Sets the {@link SendFlags} of the next work request. */
     public ExtendedQueuePair flags(int sendFlags) {
-        qpx.set(ValueLayout.JAVA_INT, WR_FLAGS, sendFlags);
+        checkOwner();
+        this.flags = sendFlags;
         return this;
     }
 
-    /** Starts a batch of work requests ({@code ibv_wr_start()}). */
+    /**
+     * Starts a batch of work requests ({@code ibv_wr_start()}) on this thread.
+     *
+     * @throws IllegalStateException when a batch is already open (on this thread or another)
+     */
     public ExtendedQueuePair start() {
+        Thread me = Thread.currentThread();
+        Thread other = (Thread) OWNER.compareAndExchange(this, null, me);
+        if (other != null) {
+            throw new IllegalStateException(other == me ? "start() again before complete() or abort()"
+                    : "a batch of " + other + " is open on " + qp + ": one batch at a time");
+        }
+        boolean started = false;
         qp.enterCall();
         try {
-            WR_START.invokeExact(startOp, qpx);
+            WR_START.invokeExact(need(startOp, "wr_start"), qpx);
+            started = true;
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
             qp.exitCall();
+            if (!started) {
+                owner = null;
+            }
         }
         return this;
     }
 
     /** Adds a SEND ({@code ibv_wr_send()}). */
     public ExtendedQueuePair send() {
-        qp.enterCall();
+        MemorySegment op = operation(sendOp, "SEND");
         try {
-            WR_SEND.invokeExact(sendOp, qpx);
+            WR_SEND.invokeExact(op, qpx);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
@@ -115,9 +158,9 @@ public final class ExtendedQueuePair {
 
     /** Adds a SEND_WITH_IMM; {@code immediate} in host order ({@code ibv_wr_send_imm()}). */
     public ExtendedQueuePair sendWithImmediate(int immediate) {
-        qp.enterCall();
+        MemorySegment op = operation(sendWithImmediateOp, "SEND_WITH_IMM");
         try {
-            WR_SEND_IMM.invokeExact(sendWithImmediateOp, qpx, Integer.reverseBytes(immediate));
+            WR_SEND_IMM.invokeExact(op, qpx, Integer.reverseBytes(immediate));
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
@@ -128,9 +171,9 @@ public final class ExtendedQueuePair {
 
     /** Adds a SEND_WITH_INV ({@code ibv_wr_send_inv()}). */
     public ExtendedQueuePair sendWithInvalidate(int invalidateRkey) {
-        qp.enterCall();
+        MemorySegment op = operation(sendWithInvalidateOp, "SEND_WITH_INV");
         try {
-            WR_SEND_INV.invokeExact(sendWithInvalidateOp, qpx, invalidateRkey);
+            WR_SEND_INV.invokeExact(op, qpx, invalidateRkey);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
@@ -141,9 +184,9 @@ public final class ExtendedQueuePair {
 
     /** Adds an RDMA_WRITE ({@code ibv_wr_rdma_write()}). */
     public ExtendedQueuePair rdmaWrite(int rkey, long remoteAddress) {
-        qp.enterCall();
+        MemorySegment op = operation(rdmaWriteOp, "RDMA_WRITE");
         try {
-            WR_RDMA_WRITE.invokeExact(rdmaWriteOp, qpx, rkey, remoteAddress);
+            WR_RDMA_WRITE.invokeExact(op, qpx, rkey, remoteAddress);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
@@ -154,9 +197,9 @@ public final class ExtendedQueuePair {
 
     /** Adds an RDMA_WRITE_WITH_IMM ({@code ibv_wr_rdma_write_imm()}). */
     public ExtendedQueuePair rdmaWriteWithImmediate(int rkey, long remoteAddress, int immediate) {
-        qp.enterCall();
+        MemorySegment op = operation(rdmaWriteWithImmediateOp, "RDMA_WRITE_WITH_IMM");
         try {
-            WR_RDMA_WRITE_IMM.invokeExact(rdmaWriteWithImmediateOp, qpx, rkey, remoteAddress, Integer.reverseBytes(immediate));
+            WR_RDMA_WRITE_IMM.invokeExact(op, qpx, rkey, remoteAddress, Integer.reverseBytes(immediate));
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
@@ -167,9 +210,9 @@ public final class ExtendedQueuePair {
 
     /** Adds an RDMA_READ ({@code ibv_wr_rdma_read()}). */
     public ExtendedQueuePair rdmaRead(int rkey, long remoteAddress) {
-        qp.enterCall();
+        MemorySegment op = operation(rdmaReadOp, "RDMA_READ");
         try {
-            WR_RDMA_READ.invokeExact(rdmaReadOp, qpx, rkey, remoteAddress);
+            WR_RDMA_READ.invokeExact(op, qpx, rkey, remoteAddress);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
@@ -180,9 +223,9 @@ public final class ExtendedQueuePair {
 
     /** Adds an ATOMIC_CMP_AND_SWP ({@code ibv_wr_atomic_cmp_swp()}). */
     public ExtendedQueuePair atomicCompareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
-        qp.enterCall();
+        MemorySegment op = operation(atomicCompareAndSwapOp, "ATOMIC_CMP_AND_SWP");
         try {
-            WR_ATOMIC_CMP_SWP.invokeExact(atomicCompareAndSwapOp, qpx, rkey, remoteAddress, compare, swap);
+            WR_ATOMIC_CMP_SWP.invokeExact(op, qpx, rkey, remoteAddress, compare, swap);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
@@ -193,9 +236,9 @@ public final class ExtendedQueuePair {
 
     /** Adds an ATOMIC_FETCH_AND_ADD ({@code ibv_wr_atomic_fetch_add()}). */
     public ExtendedQueuePair atomicFetchAndAdd(int rkey, long remoteAddress, long add) {
-        qp.enterCall();
+        MemorySegment op = operation(atomicFetchAndAddOp, "ATOMIC_FETCH_AND_ADD");
         try {
-            WR_ATOMIC_FETCH_ADD.invokeExact(atomicFetchAndAddOp, qpx, rkey, remoteAddress, add);
+            WR_ATOMIC_FETCH_ADD.invokeExact(op, qpx, rkey, remoteAddress, add);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
@@ -206,69 +249,9 @@ public final class ExtendedQueuePair {
 
     /** Adds a LOCAL_INV ({@code ibv_wr_local_inv()}). */
     public ExtendedQueuePair localInvalidate(int invalidateRkey) {
-        qp.enterCall();
+        MemorySegment op = operation(localInvalidateOp, "LOCAL_INV");
         try {
-            WR_LOCAL_INV.invokeExact(localInvalidateOp, qpx, invalidateRkey);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
-        return this;
-    }
-
-    /** Sets the single SGE of the last work request ({@code ibv_wr_set_sge()}). */
-    public ExtendedQueuePair setSge(int lkey, long address, int length) {
-        qp.enterCall();
-        try {
-            WR_SET_SGE.invokeExact(setSgeOp, qpx, lkey, address, length);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
-        return this;
-    }
-
-    /** Drops the work requests of the batch ({@code ibv_wr_abort()}). */
-    public ExtendedQueuePair abort() {
-        qp.enterCall();
-        try {
-            WR_ABORT.invokeExact(abortOp, qpx);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
-        return this;
-    }
-
-    /** Sets the SGE of the last work request to {@code length} bytes at {@code offset} of {@code mr}. */
-    public ExtendedQueuePair setSge(MemoryRegion mr, long offset, int length) {
-        if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
-            throw SendRequest.outside(mr, offset, length);
-        }
-        return setSge(mr.lkey(), mr.address() + offset, length);
-    }
-
-    /** Copies {@code data} into the last work request ({@code ibv_wr_set_inline_data()}). */
-    public ExtendedQueuePair setInlineData(MemorySegment data) {
-        qp.enterCall();
-        try {
-            WR_SET_INLINE_DATA.invokeExact(setInlineDataOp, qpx, data, data.byteSize());
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
-        return this;
-    }
-
-    /** Sets the destination of the last UD work request ({@code ibv_wr_set_ud_addr()}). */
-    public ExtendedQueuePair setUdAddress(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        qp.enterCall();
-        try {
-            WR_SET_UD_ADDR.invokeExact(setUdAddrOp, qpx, ah.handle(), remoteQpn, remoteQkey);
+            WR_LOCAL_INV.invokeExact(op, qpx, invalidateRkey);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
@@ -278,22 +261,144 @@ public final class ExtendedQueuePair {
     }
 
     /**
-     * Posts the batch ({@code ibv_wr_complete()}).
-     *
-     * @throws VerbsException when the provider refuses it (nothing of the batch is posted)
+     * Sets the SGE of the last work request to {@code length} bytes at {@code offset} of {@code mr}
+     * ({@code ibv_wr_set_sge()}); the region is held while the provider reads it.
      */
-    public void complete() {
-        qp.enterCall();
-        int rc;
+    public ExtendedQueuePair setSge(MemoryRegion mr, long offset, int length) {
+        MemorySegment op = setter(setSgeOp, "wr_set_sge");
         try {
-            rc = (int) WR_COMPLETE.invokeExact(completeOp, qpx);
+            mr.enterCall();
+            try {
+                if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
+                    throw SendRequest.outside(mr, offset, length);
+                }
+                WR_SET_SGE.invokeExact(op, qpx, mr.lkey(), mr.address() + offset, length);
+            } finally {
+                mr.exitCall();
+            }
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
             qp.exitCall();
         }
+        return this;
+    }
+
+    /** Copies {@code data} into the last work request now ({@code ibv_wr_set_inline_data()}). */
+    public ExtendedQueuePair setInlineData(MemorySegment data) {
+        if (!data.isNative()) {
+            throw new IllegalArgumentException("inline data must be native memory");
+        }
+        MemorySegment op = setter(setInlineDataOp, "wr_set_inline_data");
+        try {
+            // the segment is held by the downcall itself for the copy
+            WR_SET_INLINE_DATA.invokeExact(op, qpx, data, data.byteSize());
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
+        }
+        return this;
+    }
+
+    /**
+     * Sets the destination of the last UD work request ({@code ibv_wr_set_ud_addr()}); the provider
+     * copies what it needs of {@code ah} now, while it is held.
+     */
+    public ExtendedQueuePair setUdAddress(AddressHandle ah, int remoteQpn, int remoteQkey) {
+        MemorySegment op = setter(setUdAddrOp, "wr_set_ud_addr");
+        try {
+            ah.enterCall();
+            try {
+                WR_SET_UD_ADDR.invokeExact(op, qpx, ah.handle(), remoteQpn, remoteQkey);
+            } finally {
+                ah.exitCall();
+            }
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
+        }
+        return this;
+    }
+
+    /** Drops the work requests of the batch ({@code ibv_wr_abort()}) and closes it. */
+    public void abort() {
+        MemorySegment op = setter(abortOp, "wr_abort");
+        try {
+            WR_ABORT.invokeExact(op, qpx);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            owner = null;
+            qp.exitCall();
+        }
+    }
+
+    /**
+     * Posts the batch ({@code ibv_wr_complete()}) and closes it.
+     *
+     * @throws VerbsException when the provider refuses it (nothing of the batch is posted)
+     */
+    public void complete() {
+        MemorySegment op = setter(completeOp, "wr_complete");
+        int rc;
+        try {
+            rc = (int) WR_COMPLETE.invokeExact(op, qpx);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            owner = null;
+            qp.exitCall();
+        }
         if (rc != 0) {
             throw new VerbsException("ibv_wr_complete", Math.abs(rc), qp.toString());
+        }
+    }
+
+    /** Refuses a classic post while a batch is open: the provider would wait for its lock for ever. */
+    void checkNoBatch() {
+        Thread other = owner;
+        if (other != null) {
+            throw new IllegalStateException("a batch of the extended API (" + other + ") is open on " + qp
+                    + ": complete() or abort() it before postSend");
+        }
+    }
+
+    /**
+     * Enters a work-request builder: the caller's open batch, the queue pair held, the next id and
+     * flags written. The caller exits the queue pair.
+     */
+    private MemorySegment operation(MemorySegment op, String name) {
+        MemorySegment checked = setter(op, name);
+        qpx.set(ValueLayout.JAVA_LONG, WR_ID, wrId);
+        qpx.set(ValueLayout.JAVA_INT, WR_FLAGS, flags);
+        return checked;
+    }
+
+    /** Enters a call on the caller's open batch with the queue pair held; the caller exits it. */
+    private MemorySegment setter(MemorySegment op, String name) {
+        checkOwner();
+        qp.enterCall();
+        if (op.equals(MemorySegment.NULL)) {
+            qp.exitCall();
+            throw new IllegalStateException(qp + " was created without " + name
+                    + " among its send operations (QueuePairInit.sendOps)");
+        }
+        return op;
+    }
+
+    private static MemorySegment need(MemorySegment op, String name) {
+        if (op.equals(MemorySegment.NULL)) {
+            throw new IllegalStateException("the provider has no " + name);
+        }
+        return op;
+    }
+
+    private void checkOwner() {
+        if (owner != Thread.currentThread()) {
+            throw new IllegalStateException(owner == null ? "no batch is open: call start() first"
+                    : "the batch is open on another thread (" + owner + ")");
         }
     }
 }

@@ -10,9 +10,11 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * A registered memory region ({@code struct ibv_mr}, from {@code ibv_reg_mr()} or {@code
- * ibv_reg_mr_iova2()}). It refers to the application's segment, which the application keeps
- * alive, or owns the memory it allocated ({@link ProtectionDomain#allocateRegion}). Closing it
- * calls {@code ibv_dereg_mr()}.
+ * ibv_reg_mr_iova2()}). It owns the memory it allocated ({@link ProtectionDomain#allocateRegion}),
+ * or refers to memory of an {@link RdmaArena} (which deregisters it before freeing the memory) or
+ * of the global arena; memory registered with {@link ProtectionDomain#registerUnchecked} the
+ * application keeps alive itself. Closing it calls {@code ibv_dereg_mr()}; the memory it owns is
+ * freed only once that succeeded. Memory windows bound to it are closed first.
  */
 public final class MemoryRegion extends NativeResource {
 
@@ -21,6 +23,7 @@ public final class MemoryRegion extends NativeResource {
     private final ProtectionDomain pd;
     private final MemorySegment segment;
     private final Arena ownedMemory;
+    private final RdmaArena arena;
     private final MemorySegment mr;
     private int access;
     private final long iova;
@@ -28,15 +31,22 @@ public final class MemoryRegion extends NativeResource {
     private int rkey;
     private final boolean borrowed;
 
-    MemoryRegion(ProtectionDomain pd, MemorySegment segment, int access, Arena ownedMemory, boolean withIova, long iova) {
+    /**
+     * Registers {@code segment}; {@code ownedMemory} is the arena it came from when the region owns
+     * it, {@code arena} the RdmaArena that deregisters it before freeing the memory (else null).
+     */
+    MemoryRegion(ProtectionDomain pd, MemorySegment segment, int access, Arena ownedMemory, RdmaArena arena,
+                 boolean withIova, long iova) {
         super(pd);
         this.pd = pd;
         this.segment = segment;
         this.ownedMemory = ownedMemory;
+        this.arena = arena;
         this.access = access;
         String what = segment.byteSize() + " bytes at 0x" + Long.toHexString(segment.address())
                 + ", access 0x" + Integer.toHexString(access);
         boolean optional = (access & Access.OPTIONAL_RANGE) != 0;
+        try (Use held = pd.use()) {
             if (withIova || optional) {
                 long va = withIova ? iova : segment.address();
                 this.mr = Ibv.create(Ibv.REG_MR_IOVA2, "ibv_reg_mr_iova2", what, ibv_mr.sizeof(),
@@ -47,10 +57,11 @@ public final class MemoryRegion extends NativeResource {
                         pd.handle(), segment, segment.byteSize(), access);
                 this.iova = segment.address();
             }
-        this.lkey = ibv_mr.lkey(mr);
-        this.rkey = ibv_mr.rkey(mr);
-        this.borrowed = false;
-        attach();
+            this.lkey = ibv_mr.lkey(mr);
+            this.rkey = ibv_mr.rkey(mr);
+            this.borrowed = false;
+            attach();
+        }
     }
 
     /** A region on {@code ibvMr}, made and freed by somebody else, over the memory it names. */
@@ -60,6 +71,7 @@ public final class MemoryRegion extends NativeResource {
         this.mr = Native.sized(ibvMr, ibv_mr.sizeof());
         this.segment = Native.sized(ibv_mr.addr(mr), ibv_mr.length(mr));
         this.ownedMemory = null;
+        this.arena = null;
         this.access = 0;
         this.iova = segment.address();
         this.lkey = ibv_mr.lkey(mr);
@@ -113,8 +125,7 @@ public final class MemoryRegion extends NativeResource {
      * {@code IBV_REREG_MR_CHANGE_ACCESS}); the keys may change.
      */
     public void reregister(int newAccess) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = use(); Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
             int rc;
             try {
@@ -151,12 +162,16 @@ public final class MemoryRegion extends NativeResource {
         if (borrowed) {
             return;
         }
-        try {
-            Ibv.check(rdma_core_h.ibv_dereg_mr(mr), "ibv_dereg_mr", describe());
-        } finally {
-            if (ownedMemory != null) {
-                ownedMemory.close();
-            }
+        int rc = rdma_core_h.ibv_dereg_mr(mr);
+        if (rc != 0) {
+            // still registered: the device may still reach the memory, so it is not freed
+            throw new VerbsException("ibv_dereg_mr", Math.abs(rc), describe() + "; its memory stays allocated");
+        }
+        if (ownedMemory != null) {
+            ownedMemory.close();
+        }
+        if (arena != null) {
+            arena.deregistered(this);
         }
     }
 

@@ -41,15 +41,18 @@ public final class MemoryWindow extends NativeResource {
     private final Type type;
     private final MemorySegment mw;
     private final MemorySegment ops;
+    private volatile MemoryRegion boundRegion;
 
     MemoryWindow(ProtectionDomain pd, Type type) {
         super(pd);
         this.pd = pd;
         this.type = type;
-        this.ops = ibv_context.ops(pd.context().handle());
-        this.mw = Ibv.createThrough(ALLOC_MW, ibv_context_ops.alloc_mw(ops), "ibv_alloc_mw",
-                type + " on " + pd.context().name(), ibv_mw.sizeof(), pd.handle(), type.code());
-        attach();
+        try (Use held = pd.use()) {
+            this.ops = ibv_context.ops(pd.context().handle());
+            this.mw = Ibv.createThrough(ALLOC_MW, ibv_context_ops.alloc_mw(ops), "ibv_alloc_mw",
+                    type + " on " + pd.context().name(), ibv_mw.sizeof(), pd.handle(), type.code());
+            attach();
+        }
     }
 
     /** The window's type. */
@@ -62,8 +65,9 @@ public final class MemoryWindow extends NativeResource {
      * 2 bind work request installs the key given in it, which the application keeps.
      */
     public int rkey() {
-        ensureOpen();
-        return ibv_mw.rkey(mw);
+        try (Use held = use()) {
+            return ibv_mw.rkey(mw);
+        }
     }
 
     /**
@@ -73,33 +77,52 @@ public final class MemoryWindow extends NativeResource {
      * SIGNALED. Returns the new remote key. A zero {@code length} with a null {@code mr} unbinds.
      */
     public int bind(QueuePair qp, MemoryRegion mr, long offset, long length, int access, long wrId, int sendFlags) {
-        ensureOpen();
-        if (type != Type.TYPE_1) {
-            throw new IllegalStateException("type 2 windows are bound with a BIND_MW work request");
-        }
-        if (mr != null && mr.protectionDomain() != pd) {
-            throw new IllegalArgumentException("the memory region belongs to another protection domain");
-        }
-        if (mr != null && !mr.covers(offset, length)) {
-            throw new IndexOutOfBoundsException("[" + offset + ", " + offset + " + " + length + ") is outside the memory region");
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment bind = arena.allocate(ibv_mw_bind.layout());
-            ibv_mw_bind.wr_id(bind, wrId);
-            ibv_mw_bind.send_flags(bind, sendFlags);
-            MemorySegment info = ibv_mw_bind.bind_info(bind);
-            ibv_mw_bind_info.mr(info, mr == null ? MemorySegment.NULL : mr.handle());
-            ibv_mw_bind_info.addr(info, mr == null ? 0 : mr.remoteAddress() + offset);
-            ibv_mw_bind_info.length(info, length);
-            ibv_mw_bind_info.mw_access_flags(info, access);
-            int rc;
-            try {
-                rc = (int) BIND_MW.invokeExact(ibv_context_ops.bind_mw(ops), qp.handle(), mw, bind);
-            } catch (Throwable t) {
-                throw Ibv.unchecked(t);
+        try (Use held = use(); Use heldQp = qp.use(); Use heldMr = mr == null ? null : mr.use()) {
+            if (type != Type.TYPE_1) {
+                throw new IllegalStateException("type 2 windows are bound with a BIND_MW work request");
             }
-            Ibv.check(rc, "ibv_bind_mw", describe());
-            return ibv_mw.rkey(mw);
+            if (mr != null && mr.protectionDomain() != pd) {
+                throw new IllegalArgumentException("the memory region belongs to another protection domain");
+            }
+            if (mr != null && !mr.covers(offset, length)) {
+                throw new IndexOutOfBoundsException("[" + offset + ", " + offset + " + " + length + ") is outside the memory region");
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment bind = arena.allocate(ibv_mw_bind.layout());
+                ibv_mw_bind.wr_id(bind, wrId);
+                ibv_mw_bind.send_flags(bind, sendFlags);
+                MemorySegment info = ibv_mw_bind.bind_info(bind);
+                ibv_mw_bind_info.mr(info, mr == null ? MemorySegment.NULL : mr.handle());
+                ibv_mw_bind_info.addr(info, mr == null ? 0 : mr.remoteAddress() + offset);
+                ibv_mw_bind_info.length(info, length);
+                ibv_mw_bind_info.mw_access_flags(info, access);
+                int rc;
+                try {
+                    rc = (int) BIND_MW.invokeExact(ibv_context_ops.bind_mw(ops), qp.handle(), mw, bind);
+                } catch (Throwable t) {
+                    throw Ibv.unchecked(t);
+                }
+                Ibv.check(rc, "ibv_bind_mw", describe());
+                return ibv_mw.rkey(mw);
+            }
+        }
+    }
+
+    /**
+     * Records that this window is (or is being) bound to {@code mr}: the region then closes this
+     * window before itself, as a region with a bound window cannot be deregistered.
+     */
+    void boundTo(MemoryRegion mr) {
+        MemoryRegion previous = boundRegion;
+        if (previous == mr) {
+            return;
+        }
+        if (mr != null) {
+            dependOn(mr);
+        }
+        boundRegion = mr;
+        if (previous != null) {
+            stopDependingOn(previous);
         }
     }
 

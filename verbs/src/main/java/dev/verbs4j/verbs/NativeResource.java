@@ -9,16 +9,20 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The lifetime shared by every verbs object: it is closed once, closes the objects created from it
  * first (newest first), and refuses use after close with an {@link IllegalStateException}.
  * Subclasses own their native object and free it in {@link #destroy()}.
  *
- * <p>Closing is checked by every call. The data path ({@code postSend}, {@code poll}, …) takes no
- * lock but counts the calls in progress: a close from another thread waits until they have
+ * <p>Every call that touches the native object holds it for its duration: the data path
+ * ({@code postSend}, {@code poll}, …) takes no lock but counts the calls in progress, and so do the
+ * control-path verbs ({@link #use()}). A close from another thread waits until they have
  * returned, and calls that start after it throw {@link IllegalStateException}, so a race between
- * a poller and a close never touches freed native memory.
+ * a call and a close never touches freed native memory. The objects a call uses besides its own
+ * (the protection domain a region is registered in, the address handle a send names) are held
+ * the same way while the provider reads them. See the package documentation for the whole model.
  */
 public abstract class NativeResource implements AutoCloseable {
 
@@ -42,6 +46,7 @@ public abstract class NativeResource implements AutoCloseable {
     private final Set<NativeResource> children = new LinkedHashSet<>();
     private final List<NativeResource> owners = new ArrayList<>(2);
     private volatile boolean closed;
+    private final Use use = new Use();
 
     /**
      * A new object under {@code parent} (null for a root such as a Context). The subclass creates
@@ -55,22 +60,32 @@ public abstract class NativeResource implements AutoCloseable {
     }
 
     /**
-     * Makes this object one of its parent's children, to be closed with it. Called by the subclass
-     * once its native object exists; if the parent was closed meanwhile, the native object is
-     * freed again and an {@link IllegalStateException} thrown.
+     * Makes this object one of its parent's children, to be closed with it, and a dependent of
+     * each of {@code used} (a queue pair of its completion queues, a completion queue of its
+     * channel), which then close this object before themselves. Called by the subclass once its
+     * native object exists, while it still holds the parent and {@code used} ({@link #use()}); if
+     * one of them was closed meanwhile, this object is closed again (its native object freed) and
+     * an {@link IllegalStateException} thrown.
      */
-    protected final void attach() {
-        if (parent == null) {
-            return;
-        }
+    protected final void attach(NativeResource... used) {
         try {
-            parent.adopt(this);
-            synchronized (owners) {
-                owners.add(parent);
+            if (parent != null) {
+                parent.adopt(this);
+                synchronized (owners) {
+                    owners.add(parent);
+                }
+            }
+            for (NativeResource u : used) {
+                if (u != null) {
+                    dependOn(u);
+                }
             }
         } catch (IllegalStateException e) {
-            closed = true;
-            destroy();
+            try {
+                close();
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
             throw e;
         }
     }
@@ -134,13 +149,40 @@ public abstract class NativeResource implements AutoCloseable {
         CALLS.getAndAdd(this, -1);
     }
 
+    /**
+     * Holds the native object for a control-path call: until the returned {@link Use} is closed,
+     * {@link #close()} waits; use it as {@code try (Use u = use()) { ... }}. Allocates nothing.
+     *
+     * @throws IllegalStateException when this object has been closed
+     */
+    protected final Use use() {
+        enterCall();
+        return use;
+    }
+
+    /**
+     * A held call on a verbs object (see {@link #use()}); closing it lets a waiting close go on.
+     * One instance per object, shared by its calls: it only counts.
+     */
+    protected final class Use implements AutoCloseable {
+        private Use() {
+        }
+
+        @Override
+        public void close() {
+            exitCall();
+        }
+    }
+
     private void awaitCalls() {
         int spins = 0;
         while ((int) CALLS.getVolatile(this) > 0) {
             if (++spins < 100) {
                 Thread.onSpinWait();
-            } else {
+            } else if (spins < 1000) {
                 Thread.yield();
+            } else {
+                LockSupport.parkNanos(50_000); // a long control-path call, such as registering a large region
             }
         }
     }
@@ -220,6 +262,16 @@ public abstract class NativeResource implements AutoCloseable {
         }
 
         @Override
+        public void enter(NativeResource resource) {
+            resource.enterCall();
+        }
+
+        @Override
+        public void exit(NativeResource resource) {
+            resource.exitCall();
+        }
+
+        @Override
         public Context borrowContext(MemorySegment ibvContext) {
             return Context.borrow(ibvContext);
         }
@@ -229,30 +281,6 @@ public abstract class NativeResource implements AutoCloseable {
             return new QueuePair(pd, init, factory);
         }
 
-        @Override
-        public Context borrowContext(MemorySegment ibvContext, Device device) {
-            return Context.borrow(ibvContext, device);
-        }
-
-        @Override
-        public ProtectionDomain borrowProtectionDomain(Context context, MemorySegment ibvPd) {
-            return new ProtectionDomain(context, ibvPd);
-        }
-
-        @Override
-        public CompletionQueue borrowCompletionQueue(Context context, MemorySegment ibvCq) {
-            return new CompletionQueue(context, ibvCq);
-        }
-
-        @Override
-        public QueuePair borrowQueuePair(ProtectionDomain pd, MemorySegment ibvQp, QueuePairInit init) {
-            return new QueuePair(pd, ibvQp, init);
-        }
-
-        @Override
-        public MemoryRegion borrowMemoryRegion(ProtectionDomain pd, MemorySegment ibvMr) {
-            return new MemoryRegion(pd, ibvMr);
-        }
     }
 
     @Override

@@ -22,9 +22,11 @@ public final class ProtectionDomain extends NativeResource {
     ProtectionDomain(Context context) {
         super(context);
         this.context = context;
-        this.pd = Ibv.create(Ibv.ALLOC_PD, "ibv_alloc_pd", context.name(), ibv_pd.sizeof(), context.handle());
-        this.borrowed = false;
-        attach();
+        try (Use held = context.use()) {
+            this.pd = Ibv.create(Ibv.ALLOC_PD, "ibv_alloc_pd", context.name(), ibv_pd.sizeof(), context.handle());
+            this.borrowed = false;
+            attach();
+        }
     }
 
     /** A domain on {@code ibvPd}, made and freed by somebody else. */
@@ -43,19 +45,55 @@ public final class ProtectionDomain extends NativeResource {
 
     /**
      * Registers {@code segment} in place (no copy) with {@code access} flags ({@link Access}); the
-     * device then reads and writes the application's own memory. The segment must stay alive as
-     * long as the region: close the region before the segment's arena.
+     * device then reads and writes the application's own memory. The segment must come from an
+     * open {@link RdmaArena}, whose close deregisters the region before it frees the memory, or
+     * from {@link Arena#global()}, which is never freed: so the memory cannot be freed while the
+     * device or a peer can still reach it.
+     *
+     * @throws IllegalArgumentException for memory of another arena (see {@link #registerUnchecked})
+     *                                  or heap memory
      */
     public MemoryRegion register(MemorySegment segment, int access) {
-        return new MemoryRegion(this, checkedSegment(segment), access, null, false, 0);
+        return register(segment, access, false, 0);
     }
 
     /**
-     * Registers {@code segment} so that remote peers address it from {@code iova} ({@code
-     * ibv_reg_mr_iova2()}); {@code iova = 0} gives a zero-based region.
+     * Registers {@code segment}, of an {@link RdmaArena} or the global arena, so that remote peers
+     * address it from {@code iova} ({@code ibv_reg_mr_iova2()}); {@code iova = 0} gives a zero-based
+     * region.
      */
     public MemoryRegion register(MemorySegment segment, int access, long iova) {
-        return new MemoryRegion(this, checkedSegment(segment), access, null, true, iova);
+        return register(segment, access, true, iova);
+    }
+
+    /**
+     * Registers {@code segment} of any arena, without tying the region to the memory's lifetime:
+     * the caller guarantees that the memory stays allocated until the region is closed. Closing
+     * the segment's arena first leaves the device and remote peers able to write into freed (and
+     * reused) memory. For memory whose lifetime the library cannot see, e.g. that of another
+     * native library; prefer {@link #register} with an {@link RdmaArena}.
+     */
+    public MemoryRegion registerUnchecked(MemorySegment segment, int access) {
+        return new MemoryRegion(this, checkedSegment(segment), access, null, null, false, 0);
+    }
+
+    /** {@link #registerUnchecked(MemorySegment, int)} addressed by peers from {@code iova}. */
+    public MemoryRegion registerUnchecked(MemorySegment segment, int access, long iova) {
+        return new MemoryRegion(this, checkedSegment(segment), access, null, null, true, iova);
+    }
+
+    private MemoryRegion register(MemorySegment segment, int access, boolean withIova, long iova) {
+        checkedSegment(segment);
+        if (segment.scope().equals(Arena.global().scope())) {
+            return new MemoryRegion(this, segment, access, null, null, withIova, iova);
+        }
+        RdmaArena arena = RdmaArena.of(segment);
+        if (arena == null) {
+            throw new IllegalArgumentException("the segment's memory can be freed while registered: allocate it from an"
+                    + " RdmaArena (which deregisters before freeing), or use registerUnchecked and keep it allocated"
+                    + " until the region is closed");
+        }
+        return arena.register(() -> new MemoryRegion(this, segment, access, null, arena, withIova, iova));
     }
 
     /**
@@ -68,7 +106,7 @@ public final class ProtectionDomain extends NativeResource {
         }
         Arena arena = Arena.ofShared();
         try {
-            return new MemoryRegion(this, arena.allocate(size, 4096), access, arena, false, 0);
+            return new MemoryRegion(this, arena.allocate(size, 4096), access, arena, null, false, 0);
         } catch (RuntimeException e) {
             if (arena.scope().isAlive()) {
                 arena.close();

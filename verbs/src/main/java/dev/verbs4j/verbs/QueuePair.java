@@ -40,6 +40,7 @@ public final class QueuePair extends NativeResource {
     private final ProtectionDomain pd;
     private final Context context;
     private final QpType type;
+    private final boolean ud;
     private final MemorySegment qp;
     private final MemorySegment postSendOp;
     private final MemorySegment postRecvOp;
@@ -73,6 +74,7 @@ public final class QueuePair extends NativeResource {
         this.pd = pd;
         this.context = pd.context();
         this.type = init.type();
+        this.ud = type == QpType.UD;
         // an XRC send queue pair has no receive side: its messages land in the peer's XRC SRQs
         boolean receives = type != QpType.XRC_SEND;
         if (init.sendCq().context() != pd.context() || (receives && init.recvCq().context() != pd.context())) {
@@ -81,7 +83,11 @@ public final class QueuePair extends NativeResource {
         if (!receives && init.srq() != null) {
             throw new IllegalArgumentException("an XRC send queue pair has no receive side: no shared receive queue");
         }
-        try (Arena arena = Arena.ofConfined()) {
+        CompletionQueue recvCq = receives && init.recvCq() != init.sendCq() ? init.recvCq() : null;
+        try (Use heldPd = pd.use(); Use heldSendCq = init.sendCq().use();
+             Use heldRecvCq = recvCq == null ? null : recvCq.use();
+             Use heldSrq = init.srq() == null ? null : init.srq().use();
+             Arena arena = Arena.ofConfined()) {
             boolean extended = init.sendOps() != 0;
             MemorySegment attr = arena.allocate(extended ? ibv_qp_init_attr_ex.layout() : ibv_qp_init_attr.layout());
             // ibv_qp_init_attr is the prefix of ibv_qp_init_attr_ex: the common fields are written alike.
@@ -125,19 +131,12 @@ public final class QueuePair extends NativeResource {
             this.maxSendSge = ibv_qp_cap.max_send_sge(cap);
             this.maxRecvSge = ibv_qp_cap.max_recv_sge(cap);
             this.maxInlineData = ibv_qp_cap.max_inline_data(cap);
-        }
-        this.qpNum = ibv_qp.qp_num(qp);
-        MemorySegment ops = ibv_context.ops(pd.context().handle());
-        this.postSendOp = ibv_context_ops.post_send(ops);
-        this.postRecvOp = ibv_context_ops.post_recv(ops);
-        this.extended = init.sendOps() != 0 ? new ExtendedQueuePair(this, qp) : null;
-        attach();
-        dependOn(init.sendCq());
-        if (receives && init.recvCq() != init.sendCq()) {
-            dependOn(init.recvCq());
-        }
-        if (init.srq() != null) {
-            dependOn(init.srq());
+            this.qpNum = ibv_qp.qp_num(qp);
+            MemorySegment ops = ibv_context.ops(pd.context().handle());
+            this.postSendOp = ibv_context_ops.post_send(ops);
+            this.postRecvOp = ibv_context_ops.post_recv(ops);
+            this.extended = init.sendOps() != 0 ? new ExtendedQueuePair(this, qp) : null;
+            attach(init.sendCq(), recvCq, init.srq());
         }
         pd.context().track(qp.address(), this);
         if (factory != null) {
@@ -157,24 +156,25 @@ public final class QueuePair extends NativeResource {
         this.pd = null;
         this.context = xrcd.context();
         this.type = QpType.XRC_RECV;
-        try (Arena arena = Arena.ofConfined()) {
+        this.ud = false;
+        try (Use held = xrcd.use(); Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_qp_init_attr_ex.layout());
             ibv_qp_init_attr_ex.qp_type(attr, type.code());
             ibv_qp_init_attr_ex.comp_mask(attr, INIT_ATTR_XRCD);
             ibv_qp_init_attr_ex.xrcd(attr, xrcd.handle());
             this.qp = createExtended(context, attr, type + " QP in " + xrcd.describe());
+            this.maxSendWr = 0;
+            this.maxRecvWr = 0;
+            this.maxSendSge = 0;
+            this.maxRecvSge = 0;
+            this.maxInlineData = 0;
+            this.qpNum = ibv_qp.qp_num(qp);
+            MemorySegment ops = ibv_context.ops(context.handle());
+            this.postSendOp = ibv_context_ops.post_send(ops);
+            this.postRecvOp = ibv_context_ops.post_recv(ops);
+            this.extended = null;
+            attach();
         }
-        this.maxSendWr = 0;
-        this.maxRecvWr = 0;
-        this.maxSendSge = 0;
-        this.maxRecvSge = 0;
-        this.maxInlineData = 0;
-        this.qpNum = ibv_qp.qp_num(qp);
-        MemorySegment ops = ibv_context.ops(context.handle());
-        this.postSendOp = ibv_context_ops.post_send(ops);
-        this.postRecvOp = ibv_context_ops.post_recv(ops);
-        this.extended = null;
-        attach();
         context.track(qp.address(), this);
     }
 
@@ -189,6 +189,7 @@ public final class QueuePair extends NativeResource {
         this.pd = pd;
         this.context = pd.context();
         this.type = init.type();
+        this.ud = type == QpType.UD;
         if (init.sendCq().context() != context || init.recvCq().context() != context) {
             throw new IllegalArgumentException("the completion queues belong to another context");
         }
@@ -204,11 +205,7 @@ public final class QueuePair extends NativeResource {
         this.postSendOp = ibv_context_ops.post_send(ops);
         this.postRecvOp = ibv_context_ops.post_recv(ops);
         this.extended = null;
-        attach();
-        dependOn(init.sendCq());
-        if (init.recvCq() != init.sendCq()) {
-            dependOn(init.recvCq());
-        }
+        attach(init.sendCq(), init.recvCq() != init.sendCq() ? init.recvCq() : null);
         context.track(qp.address(), this);
     }
 
@@ -224,11 +221,17 @@ public final class QueuePair extends NativeResource {
      * @throws IllegalStateException when it was created without send operations
      */
     public ExtendedQueuePair extended() {
-        ensureOpen();
-        if (extended == null) {
-            throw new IllegalStateException(describe() + " was created without send operations (QueuePairInit.sendOps)");
+        try (Use held = use()) {
+            if (extended == null) {
+                throw new IllegalStateException(describe() + " was created without send operations (QueuePairInit.sendOps)");
+            }
+            return extended;
         }
-        return extended;
+    }
+
+    /** Whether this is a UD queue pair, whose sends name an address handle. */
+    boolean isUd() {
+        return ud;
     }
 
     /** The queue pair number. */
@@ -281,31 +284,33 @@ public final class QueuePair extends NativeResource {
 
     /** Applies {@code attributes} ({@code ibv_modify_qp()}). */
     public void modify(QueuePairAttributes attributes) {
-        ensureOpen();
-        QpState target = attributes.targetState();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
-            attributes.writeTo(attr);
-            int rc = rdma_core_h.ibv_modify_qp(qp, attr, attributes.mask());
-            if (rc != 0) {
-                throw new VerbsException("ibv_modify_qp", Math.abs(rc), describe() + " in state " + state
-                        + (target != null ? " -> " + target : "") + ", attribute mask 0x" + Integer.toHexString(attributes.mask()));
+        try (Use held = use()) {
+            QpState target = attributes.targetState();
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+                attributes.writeTo(attr);
+                int rc = rdma_core_h.ibv_modify_qp(qp, attr, attributes.mask());
+                if (rc != 0) {
+                    throw new VerbsException("ibv_modify_qp", Math.abs(rc), describe() + " in state " + state
+                            + (target != null ? " -> " + target : "") + ", attribute mask 0x" + Integer.toHexString(attributes.mask()));
+                }
             }
-        }
-        if (target != null) {
-            state = target;
+            if (target != null) {
+                state = target;
+            }
         }
     }
 
     /** The state the device reports ({@code ibv_query_qp()}); also updates {@link #state()}. */
     public QpState queryState() {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
-            MemorySegment initAttr = arena.allocate(ibv_qp_init_attr.layout());
-            Ibv.check(rdma_core_h.ibv_query_qp(qp, attr, QueuePairAttributes.STATE, initAttr), "ibv_query_qp", describe());
-            state = QpState.of(ibv_qp_attr.qp_state(attr));
-            return state;
+        try (Use held = use()) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
+                MemorySegment initAttr = arena.allocate(ibv_qp_init_attr.layout());
+                Ibv.check(rdma_core_h.ibv_query_qp(qp, attr, QueuePairAttributes.STATE, initAttr), "ibv_query_qp", describe());
+                state = QpState.of(ibv_qp_attr.qp_state(attr));
+                return state;
+            }
         }
     }
 
@@ -442,13 +447,17 @@ public final class QueuePair extends NativeResource {
         int rc;
         enterCall();
         try {
-            rc = batch.chain().post(POST_SEND, postSendOp, qp, count);
+            if (extended != null) {
+                extended.checkNoBatch();
+            }
+            rc = batch.post(this, POST_SEND, postSendOp, qp, count);
         } finally {
             exitCall();
         }
         if (rc != 0) {
             throw postSendFailure(rc, batch, count);
         }
+        batch.boundWindows(count);
     }
 
     /** Posts the first {@code count} receive requests of {@code batch} ({@code ibv_post_recv()}). */
@@ -456,7 +465,7 @@ public final class QueuePair extends NativeResource {
         int rc;
         enterCall();
         try {
-            rc = batch.chain().post(POST_RECV, postRecvOp, qp, count);
+            rc = batch.post(POST_RECV, postRecvOp, qp, count);
         } finally {
             exitCall();
         }

@@ -5,12 +5,15 @@ import dev.verbs4j.bindings.ibv_sge;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 
 /**
  * A reusable batch of receive work requests: a native array of {@code struct ibv_recv_wr} with
  * their {@code struct ibv_sge} arrays, linked once and written in place through one
  * {@link ReceiveRequest} flyweight; {@link QueuePair#postReceive} posts the first
- * {@code count}. Owns its native memory.
+ * {@code count}. Owns its native memory. As {@link SendRequests}: a request that names a closed
+ * memory region is an {@link IllegalStateException} when posted, and a batch is filled and posted
+ * by one thread at a time.
  */
 public final class ReceiveRequests implements AutoCloseable {
 
@@ -28,6 +31,10 @@ public final class ReceiveRequests implements AutoCloseable {
     private final int capacity;
     private final int maxSge;
     private final ReceiveRequest flyweight;
+    private final PostGuard guard;
+    /** The region behind each scatter entry (null: unset). */
+    private final MemoryRegion[] regions;
+    private final int[] sgeCounts;
 
     /** A batch of {@code capacity} receive requests with up to {@code maxSge} entries each. */
     public ReceiveRequests(int capacity, int maxSge) {
@@ -53,7 +60,10 @@ public final class ReceiveRequests implements AutoCloseable {
         this.wrs = arena.allocate(ibv_recv_wr.layout(), capacity);
         this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * maxSge);
         this.chain = new WorkRequestChain(arena, wrs, sges, WR_SIZE, NEXT, SG_LIST, capacity, (long) maxSge * SGE_SIZE);
-        this.flyweight = new ReceiveRequest(wrs, sges, maxSge);
+        this.flyweight = new ReceiveRequest(this, wrs, sges, maxSge);
+        this.guard = new PostGuard(confined);
+        this.regions = new MemoryRegion[capacity * maxSge];
+        this.sgeCounts = new int[capacity];
     }
 
     /** How many requests the batch holds. */
@@ -71,6 +81,43 @@ public final class ReceiveRequests implements AutoCloseable {
 
     WorkRequestChain chain() {
         return chain;
+    }
+
+    void checkNotPosting() {
+        guard.checkNotPosting(this);
+    }
+
+    void region(int index, int entry, MemoryRegion mr) {
+        regions[index * maxSge + entry] = mr;
+    }
+
+    void sgeCount(int index, int count) {
+        sgeCounts[index] = count;
+    }
+
+    /**
+     * Posts the first {@code count} requests to {@code target} through {@code handle}/{@code op}
+     * after checking that the regions they name are open; returns the provider's result. The
+     * provider copies only the entries' values (keys, addresses), which the device checks.
+     */
+    int post(MethodHandle handle, MemorySegment op, MemorySegment target, int count) {
+        chain.checkCount(count);
+        guard.begin(this);
+        try {
+            for (int i = 0; i < count; i++) {
+                int base = i * maxSge;
+                for (int j = 0, n = sgeCounts[i]; j < n; j++) {
+                    MemoryRegion mr = regions[base + j];
+                    if (mr != null && mr.isClosed()) {
+                        throw new IllegalStateException("receive request " + i + " of " + count + " names " + mr
+                                + ": fill it again before posting");
+                    }
+                }
+            }
+            return chain.post(handle, op, target, count);
+        } finally {
+            guard.end();
+        }
     }
 
     @Override

@@ -9,7 +9,9 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * A view of one {@code struct ibv_send_wr} in a {@link SendRequests} batch: setters write the
- * native fields in place and return this view for chaining. Owns no memory.
+ * native fields in place and return this view for chaining. The objects a request names (its
+ * memory regions, address handle, memory window) are remembered by the batch and checked and held
+ * while it is posted; the native pointers to them are written by the post itself. Owns no memory.
  */
 public final class SendRequest {
 
@@ -51,6 +53,7 @@ public final class SendRequest {
     private final MemorySegment wrs;
     private final MemorySegment sges;
     private final int maxSge;
+    private int index;
     private long base;
     private long sgeBase;
 
@@ -62,15 +65,18 @@ public final class SendRequest {
     }
 
     SendRequest moveTo(int index) {
+        this.index = index;
         base = index * SendRequests.WR_SIZE;
         sgeBase = (long) index * maxSge * SendRequests.SGE_SIZE;
         return this;
     }
 
     SendRequest clear() {
+        batch.checkNotPosting();
         // copied from a zero block rather than filling a slice: a slice is an object per call
         MemorySegment.copy(ZEROS, 0, wrs, base + CLEAR_FROM, SendRequests.WR_SIZE - CLEAR_FROM);
         wrs.set(ValueLayout.JAVA_LONG, base + WR_ID, 0L);
+        batch.forget(index);
         return this;
     }
 
@@ -87,12 +93,17 @@ public final class SendRequest {
 
     /** Sets the operation. */
     public SendRequest opcode(Opcode opcode) {
+        if (opcode == Opcode.BIND_MW) {
+            throw new IllegalArgumentException("a BIND_MW request is made by bindMemoryWindow, which names the window and region");
+        }
+        batch.checkNotPosting();
         wrs.set(ValueLayout.JAVA_INT, base + OPCODE, opcode.code());
         return this;
     }
 
     /** Sets the {@link SendFlags}. */
     public SendRequest flags(int sendFlags) {
+        batch.checkNotPosting();
         wrs.set(ValueLayout.JAVA_INT, base + SEND_FLAGS, sendFlags);
         return this;
     }
@@ -118,9 +129,13 @@ public final class SendRequest {
      */
     public SendRequest sge(int index, MemoryRegion mr, long offset, int length) {
         checkIndex(index);
+        if (mr.isClosed()) {
+            throw new IllegalStateException(mr + " is closed");
+        }
         if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
             throw outside(mr, offset, length);
         }
+        batch.region(this.index, index, mr);
         return sge(index, mr.address() + offset, length, mr.lkey());
     }
 
@@ -130,14 +145,16 @@ public final class SendRequest {
     }
 
     /**
-     * Sets entry 0 to {@code data} for an INLINE send (no memory region needed; the provider copies
-     * it while posting), adding the INLINE flag.
+     * Makes this an INLINE send of {@code data} (no memory region needed): the bytes are copied
+     * into memory of the batch now, so {@code data} may change or be freed afterwards, and entry 0
+     * points at the copy; adds the INLINE flag. Any memory segment will do, heap ones too.
+     *
+     * @throws IllegalArgumentException when {@code data} is longer than {@link SendRequests#MAX_INLINE} bytes
      */
     public SendRequest inline(MemorySegment data) {
-        if (!data.isNative() || !data.scope().isAlive()) {
-            throw new IllegalArgumentException("inline data must be a live native segment");
-        }
-        sge(0, data.address(), (int) data.byteSize(), 0);
+        MemorySegment copy = batch.inlineCopy(this.index, data);
+        batch.region(this.index, 0, null);
+        sge(0, copy.address(), (int) copy.byteSize(), 0);
         int flags = wrs.get(ValueLayout.JAVA_INT, base + SEND_FLAGS);
         wrs.set(ValueLayout.JAVA_INT, base + SEND_FLAGS, flags | SendFlags.INLINE);
         return this;
@@ -145,6 +162,7 @@ public final class SendRequest {
 
     /** Sets the remote address and key of an RDMA write or read. */
     public SendRequest rdma(long remoteAddress, int rkey) {
+        batch.addressHandle(index, null); // the same union as the UD destination
         wrs.set(ValueLayout.JAVA_LONG, base + RDMA_REMOTE_ADDR, remoteAddress);
         wrs.set(ValueLayout.JAVA_INT, base + RDMA_RKEY, rkey);
         return this;
@@ -152,6 +170,7 @@ public final class SendRequest {
 
     /** Sets the 8-byte remote target, compare (or add) value and swap value of an atomic. */
     public SendRequest atomic(long remoteAddress, int rkey, long compareAdd, long swap) {
+        batch.addressHandle(index, null); // the same union as the UD destination
         wrs.set(ValueLayout.JAVA_LONG, base + ATOMIC_REMOTE_ADDR, remoteAddress);
         wrs.set(ValueLayout.JAVA_INT, base + ATOMIC_RKEY, rkey);
         wrs.set(ValueLayout.JAVA_LONG, base + ATOMIC_COMPARE_ADD, compareAdd);
@@ -159,9 +178,15 @@ public final class SendRequest {
         return this;
     }
 
-    /** Sets the destination of a UD send. */
+    /**
+     * Sets the destination of a UD send: {@code ah} is held while the request is posted (closing it
+     * before the post makes the post fail); every request posted on a UD queue pair needs one.
+     */
     public SendRequest ud(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        wrs.set(ValueLayout.ADDRESS, base + UD_AH, ah.handle());
+        if (ah.isClosed()) {
+            throw new IllegalStateException(ah + " is closed");
+        }
+        batch.addressHandle(index, ah);
         wrs.set(ValueLayout.JAVA_INT, base + UD_REMOTE_QPN, remoteQpn);
         wrs.set(ValueLayout.JAVA_INT, base + UD_REMOTE_QKEY, remoteQkey);
         return this;
@@ -188,13 +213,15 @@ public final class SendRequest {
      * offset} of {@code mr}, with remote {@code access}.
      */
     public SendRequest bindMemoryWindow(MemoryWindow mw, int newRkey, MemoryRegion mr, long offset, long length, int access) {
+        if (mw.isClosed() || mr.isClosed()) {
+            throw new IllegalStateException((mw.isClosed() ? mw : mr) + " is closed");
+        }
         if (!mr.covers(offset, length)) {
             throw new IndexOutOfBoundsException("[" + offset + ", " + offset + " + " + length + ") is outside the memory region");
         }
+        batch.window(index, mw, mr);
         wrs.set(ValueLayout.JAVA_INT, base + OPCODE, Opcode.BIND_MW.code());
-        wrs.set(ValueLayout.ADDRESS, base + BIND_MW_MW, mw.handle());
         wrs.set(ValueLayout.JAVA_INT, base + BIND_MW_RKEY, newRkey);
-        wrs.set(ValueLayout.ADDRESS, base + BIND_INFO_MR, mr.handle());
         wrs.set(ValueLayout.JAVA_LONG, base + BIND_INFO_ADDR, mr.remoteAddress() + offset);
         wrs.set(ValueLayout.JAVA_LONG, base + BIND_INFO_LENGTH, length);
         wrs.set(ValueLayout.JAVA_INT, base + BIND_INFO_ACCESS, access);
@@ -202,12 +229,34 @@ public final class SendRequest {
     }
 
     private SendRequest sge(int index, long address, int length, int lkey) {
+        batch.checkNotPosting();
         long at = sgeBase + index * SendRequests.SGE_SIZE;
         sges.set(ValueLayout.JAVA_LONG, at + SGE_ADDR, address);
         sges.set(ValueLayout.JAVA_INT, at + SGE_LENGTH, length);
         sges.set(ValueLayout.JAVA_INT, at + SGE_LKEY, lkey);
         wrs.set(ValueLayout.JAVA_INT, base + NUM_SGE, index + 1);
+        batch.sgeCount(this.index, index + 1);
         return this;
+    }
+
+    /** Writes the native pointers of request {@code i} from the objects the post holds. */
+    static void writeHandles(MemorySegment wrs, int i, AddressHandle ah, MemoryWindow mw, MemoryRegion bindMr) {
+        long at = i * SendRequests.WR_SIZE;
+        if (ah != null) {
+            wrs.set(ValueLayout.ADDRESS, at + UD_AH, ah.handle());
+        }
+        if (mw != null) {
+            wrs.set(ValueLayout.ADDRESS, at + BIND_MW_MW, mw.handle());
+            wrs.set(ValueLayout.ADDRESS, at + BIND_INFO_MR, bindMr.handle());
+        }
+    }
+
+    static int flagsOf(MemorySegment wrs, int i) {
+        return wrs.get(ValueLayout.JAVA_INT, i * SendRequests.WR_SIZE + SEND_FLAGS);
+    }
+
+    static long sgeLength(MemorySegment sges, long sgeIndex) {
+        return Integer.toUnsignedLong(sges.get(ValueLayout.JAVA_INT, sgeIndex * SendRequests.SGE_SIZE + SGE_LENGTH));
     }
 
     private void checkIndex(int index) {

@@ -64,7 +64,8 @@ public final class SharedReceiveQueue extends NativeResource {
             throw new IllegalArgumentException("maxWr and maxSge must be at least 1, got " + maxWr + ", " + maxSge);
         }
         Context context = pd.context();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use heldPd = pd.use(); Use heldXrcd = xrcd == null ? null : xrcd.use();
+             Use heldCq = cq == null ? null : cq.use(); Arena arena = Arena.ofConfined()) {
             // ibv_srq_init_attr is the prefix of ibv_srq_init_attr_ex: the common fields are written alike.
             MemorySegment init = arena.allocate(xrcd == null ? ibv_srq_init_attr.layout() : ibv_srq_init_attr_ex.layout());
             MemorySegment attr = ibv_srq_init_attr.attr(init);
@@ -85,12 +86,8 @@ public final class SharedReceiveQueue extends NativeResource {
             }
             this.maxWr = ibv_srq_attr.max_wr(attr);
             this.maxSge = ibv_srq_attr.max_sge(attr);
-        }
-        this.postOp = ibv_context_ops.post_srq_recv(ibv_context.ops(context.handle()));
-        attach();
-        if (xrcd != null) {
-            dependOn(xrcd);
-            dependOn(cq);
+            this.postOp = ibv_context_ops.post_srq_recv(ibv_context.ops(context.handle()));
+            attach(xrcd, cq);
         }
         context.track(srq.address(), this);
     }
@@ -112,21 +109,22 @@ public final class SharedReceiveQueue extends NativeResource {
      * @throws VerbsException {@code EOPNOTSUPP} when the provider has no SRQ numbers (no XRC)
      */
     public int srqNumber() {
-        ensureOpen();
-        MemorySegment op = ExtendedOps.op(pd.context().handle(), verbs_context.get_srq_num$offset());
-        if (op.equals(MemorySegment.NULL)) {
-            throw new VerbsException("ibv_get_srq_num", Errno.EOPNOTSUPP, describe());
-        }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment number = arena.allocate(ValueLayout.JAVA_INT);
-            int rc;
-            try {
-                rc = (int) GET_SRQ_NUM.invokeExact(op, srq, number);
-            } catch (Throwable t) {
-                throw Ibv.unchecked(t);
+        try (Use held = use()) {
+            MemorySegment op = ExtendedOps.op(pd.context().handle(), verbs_context.get_srq_num$offset());
+            if (op.equals(MemorySegment.NULL)) {
+                throw new VerbsException("ibv_get_srq_num", Errno.EOPNOTSUPP, describe());
             }
-            Ibv.check(rc, "ibv_get_srq_num", describe());
-            return number.get(ValueLayout.JAVA_INT, 0);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment number = arena.allocate(ValueLayout.JAVA_INT);
+                int rc;
+                try {
+                    rc = (int) GET_SRQ_NUM.invokeExact(op, srq, number);
+                } catch (Throwable t) {
+                    throw Ibv.unchecked(t);
+                }
+                Ibv.check(rc, "ibv_get_srq_num", describe());
+                return number.get(ValueLayout.JAVA_INT, 0);
+            }
         }
     }
 
@@ -135,11 +133,12 @@ public final class SharedReceiveQueue extends NativeResource {
      * one {@link AsyncEventType#SRQ_LIMIT_REACHED} event ({@code ibv_modify_srq(IBV_SRQ_LIMIT)}).
      */
     public void armLimit(int limit) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(ibv_srq_attr.layout());
-            ibv_srq_attr.srq_limit(attr, limit);
-            Ibv.check(rdma_core_h.ibv_modify_srq(srq, attr, SRQ_LIMIT), "ibv_modify_srq", describe() + ", limit " + limit);
+        try (Use held = use()) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment attr = arena.allocate(ibv_srq_attr.layout());
+                ibv_srq_attr.srq_limit(attr, limit);
+                Ibv.check(rdma_core_h.ibv_modify_srq(srq, attr, SRQ_LIMIT), "ibv_modify_srq", describe() + ", limit " + limit);
+            }
         }
     }
 
@@ -148,7 +147,7 @@ public final class SharedReceiveQueue extends NativeResource {
         int rc;
         enterCall();
         try {
-            rc = batch.chain().post(POST_SRQ_RECV, postOp, srq, count);
+            rc = batch.post(POST_SRQ_RECV, postOp, srq, count);
         } finally {
             exitCall();
         }

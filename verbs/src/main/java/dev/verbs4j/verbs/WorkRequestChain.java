@@ -44,9 +44,6 @@ final class WorkRequestChain {
      * {@code op} ({@code int (*)(target, wr, bad_wr)}); returns the provider's result.
      */
     int post(MethodHandle handle, MemorySegment op, MemorySegment target, int count) {
-        if (count < 1 || count > capacity) {
-            throw new IllegalArgumentException("count " + count + " outside [1, " + capacity + "]");
-        }
         long lastNext = (count - 1) * wrSize + nextOffset;
         if (count < capacity) {
             wrs.set(ValueLayout.JAVA_LONG, lastNext, 0L);
@@ -59,6 +56,13 @@ final class WorkRequestChain {
             if (count < capacity) {
                 wrs.set(ValueLayout.JAVA_LONG, lastNext, wrs.address() + count * wrSize);
             }
+        }
+    }
+
+    /** Refuses a {@code count} outside the chain. */
+    void checkCount(int count) {
+        if (count < 1 || count > capacity) {
+            throw new IllegalArgumentException("count " + count + " outside [1, " + capacity + "]");
         }
     }
 

@@ -36,17 +36,17 @@ public final class XrcDomain extends NativeResource {
     XrcDomain(Context context) {
         super(context);
         this.context = context;
-        MemorySegment open = ExtendedOps.op(context.handle(), verbs_context.open_xrcd$offset());
-        this.closeOp = ExtendedOps.op(context.handle(), verbs_context.close_xrcd$offset());
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = context.use(); Arena arena = Arena.ofConfined()) {
+            MemorySegment open = ExtendedOps.op(context.handle(), verbs_context.open_xrcd$offset());
+            this.closeOp = ExtendedOps.op(context.handle(), verbs_context.close_xrcd$offset());
             MemorySegment attr = arena.allocate(ibv_xrcd_init_attr.layout());
             ibv_xrcd_init_attr.comp_mask(attr, INIT_ATTR_FD | INIT_ATTR_OFLAGS);
             ibv_xrcd_init_attr.fd(attr, -1);
             ibv_xrcd_init_attr.oflags(attr, O_CREAT);
             this.xrcd = Ibv.createThrough(OPEN_XRCD, closeOp.equals(MemorySegment.NULL) ? MemorySegment.NULL : open,
                     "ibv_open_xrcd", context.name() + " (XRC)", ibv_xrcd.sizeof(), context.handle(), attr);
+            attach();
         }
-        attach();
     }
 
     /** The context this domain belongs to. */
@@ -66,14 +66,15 @@ public final class XrcDomain extends NativeResource {
      * @throws VerbsException           naming {@code ibv_create_srq_ex} and the errno when the provider refuses
      */
     public SharedReceiveQueue createSharedReceiveQueue(ProtectionDomain pd, CompletionQueue cq, int maxWr, int maxSge) {
-        ensureOpen();
-        Objects.requireNonNull(pd, "pd");
-        Objects.requireNonNull(cq, "cq");
-        if (pd.context() != context || cq.context() != context) {
-            throw new IllegalArgumentException("the protection domain and completion queue of an XRC SRQ must belong to "
-                    + context.name() + ", as this domain does");
+        try (Use held = use()) {
+            Objects.requireNonNull(pd, "pd");
+            Objects.requireNonNull(cq, "cq");
+            if (pd.context() != context || cq.context() != context) {
+                throw new IllegalArgumentException("the protection domain and completion queue of an XRC SRQ must belong to "
+                        + context.name() + ", as this domain does");
+            }
+            return new SharedReceiveQueue(pd, this, cq, maxWr, maxSge);
         }
-        return new SharedReceiveQueue(pd, this, cq, maxWr, maxSge);
     }
 
     /**
@@ -87,8 +88,9 @@ public final class XrcDomain extends NativeResource {
      * @throws VerbsException        naming {@code ibv_create_qp_ex} and the errno when the provider refuses
      */
     public QueuePair createReceiveQueuePair() {
-        ensureOpen();
-        return new QueuePair(this);
+        try (Use held = use()) {
+            return new QueuePair(this);
+        }
     }
 
     @Override

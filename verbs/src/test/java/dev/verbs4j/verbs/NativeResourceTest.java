@@ -24,7 +24,7 @@ class NativeResourceTest {
             attach();
         }
 
-        void use() {
+        void touch() {
             ensureOpen();
         }
 
@@ -54,7 +54,7 @@ class NativeResourceTest {
         root.close();
         root.close();
         assertThat(log).containsExactly("mr2", "cq", "mr1", "pd", "ctx");
-        assertThatThrownBy(pd::use).isInstanceOf(IllegalStateException.class).hasMessage("Node pd is closed");
+        assertThatThrownBy(pd::touch).isInstanceOf(IllegalStateException.class).hasMessage("Node pd is closed");
         assertThatThrownBy(() -> new Node(root, "late", log, false)).isInstanceOf(IllegalStateException.class);
     }
 

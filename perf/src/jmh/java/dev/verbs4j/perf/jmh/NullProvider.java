@@ -10,7 +10,7 @@ import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairInit;
 import dev.verbs4j.verbs.TransportType;
-import dev.verbs4j.verbs.internal.VerbsAccess;
+import dev.verbs4j.verbs.Borrowed;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -30,7 +30,7 @@ import java.util.List;
  * return at once (one successful completion per signaled send). {@link QueuePair#postSend} and
  * {@link CompletionQueue#poll} run their ordinary code on it, so a loop over them measures what
  * the binding itself costs; the C twin ({@code null_bench.c}) runs the same loop through the same
- * functions. The objects are borrowed ({@link VerbsAccess.Bridge}): closing this closes the Java
+ * functions. The objects are borrowed ({@link Borrowed}, test code): closing this closes the Java
  * objects and leaves the static C ones alone. Not part of the library.
  */
 public final class NullProvider implements AutoCloseable {
@@ -73,14 +73,13 @@ public final class NullProvider implements AutoCloseable {
         if (objects.equals(MemorySegment.NULL)) {
             throw new IllegalStateException("np_open failed (no eventfd)");
         }
-        VerbsAccess.Bridge verbs = VerbsAccess.bridge();
         Device device = new Device("null0", 0, NodeType.CA, TransportType.IB, "");
-        this.context = verbs.borrowContext(pointer(objects, 0), device);
-        this.pd = verbs.borrowProtectionDomain(context, pointer(objects, 1));
-        this.cq = verbs.borrowCompletionQueue(context, pointer(objects, 2));
-        this.qp = verbs.borrowQueuePair(pd, pointer(objects, 3),
+        this.context = Borrowed.context(pointer(objects, 0), device);
+        this.pd = Borrowed.protectionDomain(context, pointer(objects, 1));
+        this.cq = Borrowed.completionQueue(context, pointer(objects, 2));
+        this.qp = Borrowed.queuePair(pd, pointer(objects, 3),
                 QueuePairInit.of(QpType.RC, cq).maxSendWr(DEPTH).maxRecvWr(DEPTH).maxSendSge(1).maxRecvSge(1));
-        this.mr = verbs.borrowMemoryRegion(pd, pointer(objects, 4));
+        this.mr = Borrowed.memoryRegion(pd, pointer(objects, 4));
         this.objects = objects;
         resetCounters();
     }

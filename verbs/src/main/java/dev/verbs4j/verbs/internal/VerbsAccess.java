@@ -1,9 +1,6 @@
 package dev.verbs4j.verbs.internal;
 
-import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.Context;
-import dev.verbs4j.verbs.Device;
-import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.ProtectionDomain;
 import dev.verbs4j.verbs.QueuePair;
@@ -13,11 +10,10 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * What the connection manager needs from the verbs layer beyond its public API: the native
- * handle of a verbs object, a context that librdmacm opened, and a queue pair that librdmacm
- * creates and destroys; and what the benchmarks of {@code dev.verbs4j.perf} need: verbs objects
- * over native ones that were made elsewhere (their null provider, a fake {@code ibv_context}
- * whose operations return at once, so that a benchmark measures the binding's own cost on the
- * real data path code). Set once by the verbs package; exported to those two modules only.
+ * handle of a verbs object (held open around its use), a context that librdmacm opened, and a
+ * queue pair that librdmacm creates and destroys. Set once by the verbs package; exported to the
+ * rdmacm module only. Nothing here builds a verbs object over memory the caller chooses, but the
+ * contexts librdmacm itself opened.
  */
 public final class VerbsAccess {
 
@@ -36,51 +32,28 @@ public final class VerbsAccess {
 
     /** The operations, implemented in the verbs package. */
     public interface Bridge {
-        /** The native object behind {@code resource}. */
+        /** The native object behind {@code resource}; hold it with {@link #enter} while it is used. */
         MemorySegment handle(NativeResource resource);
 
         /**
-         * A context on {@code ibvContext}, which somebody else opened and will close: closing the
+         * Holds {@code resource} open for a call that uses its native object: until {@link #exit},
+         * its close waits.
+         *
+         * @throws IllegalStateException when it is closed
+         */
+        void enter(NativeResource resource);
+
+        /** Ends what {@link #enter} started. */
+        void exit(NativeResource resource);
+
+        /**
+         * A context on {@code ibvContext}, which librdmacm opened and will close: closing the
          * returned object closes what was created from it, but not the device.
          */
         Context borrowContext(MemorySegment ibvContext);
 
         /** A queue pair created and destroyed by {@code factory} instead of libibverbs. */
         QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init, QueuePairFactory factory);
-
-        // Borrowed objects. Each wraps a native object that its maker keeps alive until the
-        // wrapper is closed and frees afterwards: closing a borrowed object closes the objects
-        // created from it as usual, but never calls libibverbs to destroy the native object itself.
-        // The data path (post, poll, notify) goes through the context's ops table as for any other
-        // object, which is the point: it is the code applications run. Every other verb (modify,
-        // query, create) calls libibverbs as usual, so on objects libibverbs did not make (a
-        // null provider's) only the data path may be used.
-
-        /**
-         * A borrowed context on {@code ibvContext} that reports itself as {@code device} (its
-         * {@code device} field is not read). Its {@code async_fd} must be an open descriptor.
-         */
-        Context borrowContext(MemorySegment ibvContext, Device device);
-
-        /** A borrowed protection domain on {@code ibvPd}, a {@code struct ibv_pd} of {@code context}. */
-        ProtectionDomain borrowProtectionDomain(Context context, MemorySegment ibvPd);
-
-        /** A borrowed completion queue on {@code ibvCq}, a {@code struct ibv_cq} of {@code context}, without a channel. */
-        CompletionQueue borrowCompletionQueue(Context context, MemorySegment ibvCq);
-
-        /**
-         * A borrowed queue pair on {@code ibvQp}, a {@code struct ibv_qp} in {@code pd}; {@code init}
-         * names its type, its completion queues (borrowed from the same context) and the
-         * capabilities its maker gave it. Its state is read from the {@code ibv_qp}.
-         */
-        QueuePair borrowQueuePair(ProtectionDomain pd, MemorySegment ibvQp, QueuePairInit init);
-
-        /**
-         * A borrowed memory region on {@code ibvMr}, a {@code struct ibv_mr} in {@code pd}: its
-         * memory is the {@code length} bytes at {@code addr}, which the maker keeps alive; its
-         * {@link MemoryRegion#access()} is 0 (an {@code ibv_mr} does not record it).
-         */
-        MemoryRegion borrowMemoryRegion(ProtectionDomain pd, MemorySegment ibvMr);
     }
 
     private static volatile Bridge bridge;
