@@ -349,20 +349,24 @@ public final class Context extends NativeResource {
                 }
                 throw new VerbsException("ibv_get_async_event", errno, name());
             }
-            AsyncEventType type = AsyncEventType.of(ibv_async_event.event_type(event));
-            MemorySegment element = ibv_async_event.element(event);
-            AsyncEvent copy;
-            if (type.aboutPort()) {
-                copy = new AsyncEvent(type, null, -1, element.get(ValueLayout.JAVA_INT, 0));
-            } else if (type == AsyncEventType.DEVICE_FATAL || type == AsyncEventType.UNKNOWN) {
-                copy = new AsyncEvent(type, null, -1, 0);
-            } else {
-                MemorySegment pointer = element.get(ValueLayout.ADDRESS, 0);
-                int qpNum = type.aboutQueuePair() ? ibv_qp.qp_num(Native.sized(pointer, ibv_qp.sizeof())) : -1;
-                copy = new AsyncEvent(type, objects.get(pointer.address()), qpNum, 0);
+            // acknowledged whatever happens: destroying the object it names waits for it
+            try {
+                AsyncEventType type = AsyncEventType.of(ibv_async_event.event_type(event));
+                MemorySegment element = ibv_async_event.element(event);
+                AsyncEvent copy;
+                if (type.aboutPort()) {
+                    copy = new AsyncEvent(type, null, -1, element.get(ValueLayout.JAVA_INT, 0));
+                } else if (type == AsyncEventType.DEVICE_FATAL || type == AsyncEventType.UNKNOWN) {
+                    copy = new AsyncEvent(type, null, -1, 0);
+                } else {
+                    MemorySegment pointer = element.get(ValueLayout.ADDRESS, 0);
+                    int qpNum = type.aboutQueuePair() ? ibv_qp.qp_num(Native.sized(pointer, ibv_qp.sizeof())) : -1;
+                    copy = new AsyncEvent(type, objects.get(pointer.address()), qpNum, 0);
+                }
+                return copy;
+            } finally {
+                rdma_core_h.ibv_ack_async_event(event);
             }
-            rdma_core_h.ibv_ack_async_event(event);
-            return copy;
         }
     }
 

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -46,6 +47,9 @@ public abstract class NativeResource implements AutoCloseable {
     private final Set<NativeResource> children = new LinkedHashSet<>();
     private final List<NativeResource> owners = new ArrayList<>(2);
     private volatile boolean closed;
+    /** The thread that closes this object (once closed), and when it is done. */
+    private Thread closer;
+    private final CountDownLatch closedLatch = new CountDownLatch(1);
     private final Use use = new Use();
 
     /**
@@ -210,14 +214,47 @@ public abstract class NativeResource implements AutoCloseable {
     @Override
     public final void close() {
         List<NativeResource> toClose;
+        Thread other;
         synchronized (this) {
-            if (closed) {
-                return;
+            other = closed ? closer : null;
+            if (!closed) {
+                closed = true;
+                closer = Thread.currentThread();
             }
-            closed = true;
-            toClose = new ArrayList<>(children);
+            toClose = other == null ? new ArrayList<>(children) : null;
             children.clear();
         }
+        if (toClose == null) {
+            // closed already, or being closed by another thread: return once it is done, so that
+            // whatever the caller frees next is no longer used by this object
+            if (other != Thread.currentThread()) {
+                awaitClosed();
+            }
+            return;
+        }
+        try {
+            closeNow(toClose);
+        } finally {
+            closedLatch.countDown();
+        }
+    }
+
+    private void awaitClosed() {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                closedLatch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void closeNow(List<NativeResource> toClose) {
         awaitCalls();
         RuntimeException failure = null;
         for (int i = toClose.size() - 1; i >= 0; i--) {
