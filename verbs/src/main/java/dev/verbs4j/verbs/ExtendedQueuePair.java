@@ -103,6 +103,7 @@ public final class ExtendedQueuePair {
 
     /** Sets the id of the next work request. */
     public ExtendedQueuePair wrId(long id) {
+        qp.ensureOpen();
         checkOwner();
         this.wrId = id;
         return this;
@@ -110,6 +111,7 @@ public final class ExtendedQueuePair {
 
     /** Sets the {@link SendFlags} of the next work request. */
     public ExtendedQueuePair flags(int sendFlags) {
+        qp.ensureOpen();
         checkOwner();
         this.flags = sendFlags;
         return this;
@@ -128,14 +130,17 @@ public final class ExtendedQueuePair {
                     : "a batch of " + other + " is open on " + qp + ": one batch at a time");
         }
         boolean started = false;
-        qp.enterCall();
         try {
-            WR_START.invokeExact(need(startOp, "wr_start"), qpx);
-            started = true;
+            qp.enterCall();
+            try {
+                WR_START.invokeExact(need(startOp, "wr_start"), qpx);
+                started = true;
+            } finally {
+                qp.exitCall();
+            }
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
-            qp.exitCall();
             if (!started) {
                 owner = null;
             }
