@@ -116,6 +116,11 @@ public final class SendRequests implements AutoCloseable {
         return flyweight.moveTo(index);
     }
 
+    /** The native array of requests (for tests of the layout). */
+    MemorySegment requests() {
+        return wrs;
+    }
+
     WorkRequestChain chain() {
         return chain;
     }

@@ -1,12 +1,9 @@
 package dev.verbs4j.verbs;
 
 import dev.verbs4j.bindings.ibv_send_wr;
-import dev.verbs4j.bindings.ibv_sge;
 import org.junit.jupiter.api.Test;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 import static dev.verbs4j.bindings.rdma_core_h.*;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -31,22 +28,22 @@ class XrcArgumentsTest {
 
     @Test
     void theRemoteSrqNumberLandsInQpTypeXrcAndHas24Bits() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment wrs = arena.allocate(ibv_send_wr.layout(), 2);
-            MemorySegment sges = arena.allocate(ibv_sge.layout(), 2);
-            SendRequest wr = new SendRequest(null, wrs, sges, 1).moveTo(1);
+        try (SendRequests batch = new SendRequests(2, 1)) {
+            MemorySegment wrs = batch.requests();
+            SendRequest wr = batch.at(1);
             assertThat(wr.xrcRemoteSrqNumber(0xabcdef)).isSameAs(wr);
             MemorySegment second = wrs.asSlice(ibv_send_wr.sizeof(), ibv_send_wr.sizeof());
             assertThat(ibv_send_wr.qp_type.xrc.remote_srqn(ibv_send_wr.qp_type.xrc(ibv_send_wr.qp_type(second))))
                     .isEqualTo(0xabcdef);
-            assertThat(wrs.asSlice(0, ibv_send_wr.sizeof()).toArray(ValueLayout.JAVA_BYTE))
-                    .as("the first request is untouched").containsOnly(0);
+            MemorySegment first = wrs.asSlice(0, ibv_send_wr.sizeof());
+            assertThat(ibv_send_wr.qp_type.xrc.remote_srqn(ibv_send_wr.qp_type.xrc(ibv_send_wr.qp_type(first))))
+                    .as("the first request is untouched").isZero();
 
             for (int bad : new int[]{-1, 1 << 24, Integer.MIN_VALUE}) {
                 assertThatThrownBy(() -> wr.xrcRemoteSrqNumber(bad)).isInstanceOf(IllegalArgumentException.class)
                         .hasMessageContaining("24 bits");
             }
-            wr.clear();
+            batch.get(1);
             assertThat(ibv_send_wr.qp_type.xrc.remote_srqn(ibv_send_wr.qp_type.xrc(ibv_send_wr.qp_type(second))))
                     .as("a reused request starts without a remote SRQ").isZero();
         }
