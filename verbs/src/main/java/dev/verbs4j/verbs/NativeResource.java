@@ -254,12 +254,15 @@ public abstract class NativeResource implements AutoCloseable {
         }
     }
 
-    private void closeNow(List<NativeResource> toClose) {
-        awaitCalls();
+    /**
+     * Closes {@code objects} newest (last) first, each even when an earlier one failed; returns the
+     * first failure with the later ones suppressed, or null.
+     */
+    static RuntimeException closeNewestFirst(List<? extends NativeResource> objects) {
         RuntimeException failure = null;
-        for (int i = toClose.size() - 1; i >= 0; i--) {
+        for (int i = objects.size() - 1; i >= 0; i--) {
             try {
-                toClose.get(i).close();
+                objects.get(i).close();
             } catch (RuntimeException e) {
                 if (failure == null) {
                     failure = e;
@@ -268,6 +271,12 @@ public abstract class NativeResource implements AutoCloseable {
                 }
             }
         }
+        return failure;
+    }
+
+    private void closeNow(List<NativeResource> toClose) {
+        awaitCalls();
+        RuntimeException failure = closeNewestFirst(toClose);
         try {
             destroy();
         } catch (RuntimeException e) {

@@ -106,18 +106,7 @@ public final class RdmaArena implements Arena {
         } finally {
             lock.unlock();
         }
-        RuntimeException failure = null;
-        for (int i = toClose.size() - 1; i >= 0; i--) {
-            try {
-                toClose.get(i).close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
+        RuntimeException failure = NativeResource.closeNewestFirst(toClose);
         lock.lock();
         try {
             if (!regions.isEmpty()) {
