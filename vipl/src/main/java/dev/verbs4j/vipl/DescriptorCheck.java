@@ -49,13 +49,16 @@ final class DescriptorCheck {
         return 0;
     }
 
-    /** Protection: every data segment lies in a live region of {@code nic} under the VI's tag. */
+    /**
+     * Protection: every data segment lies in a live region of {@code nic} under the VI's tag (a
+     * region its RdmaArena's close deregistered is not live).
+     */
     static int protection(VipDescriptor d, Posted p, VipNic nic, VipPtag ptag) {
         int first = firstData(p.op);
         for (int i = first; i < d.segCount(); i++) {
             VipMemHandle m = nic.regions.get(d.segmentHandle(i));
             long length = Integer.toUnsignedLong(d.segmentLength(i));
-            if (m == null || m.attributes.ptag() != ptag || !m.covers(d.segmentData(i), length)) {
+            if (m == null || m.invalid() || m.attributes.ptag() != ptag || !m.covers(d.segmentData(i), length)) {
                 return VipStatus.PROTECTION_ERROR;
             }
         }

@@ -15,7 +15,8 @@ public final class VipConnHandle implements AutoCloseable {
     final VipViAttributes remoteAttributes;
     final byte[] targetDiscriminator;
     final int remoteResponderResources;
-    boolean consumed;
+    /** Set under the NIC lock by the accept or reject that takes the request (or by its listener when the requester gave up). */
+    volatile boolean consumed;
 
     VipConnHandle(VipNic nic, CmId id, VipNetAddress remoteAddress, VipViAttributes remoteAttributes,
                   byte[] targetDiscriminator, int remoteResponderResources) {

@@ -13,19 +13,33 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The listening RDMA CM id of one local host address of a NIC (on {@link Vipl#port()}), and the
  * connection requests that arrived and no VipConnectWait has taken yet. Requests are matched to a
  * wait by the discriminator they carry (§4.1); a request nobody takes stays queued until its
  * requester gives up. The channel and ids belong to this object.
+ *
+ * <p>Several VipConnectWait calls may wait at once, each with its own deadline: one of them at a
+ * time reads the channel (in slices, never past its own deadline), the others sleep on a
+ * condition that every event handled signals, and take over reading when the reader leaves.
  */
 final class VipListener {
+
+    /** The longest a reader waits on the channel at once (it rechecks the queue and its deadline after). */
+    private static final long SLICE_NANOS = 200_000_000L;
 
     private final VipNic nic;
     private final EventChannel channel;
     private final CmId id;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    /** Under {@link #lock}: the requests not taken yet, whether a wait reads the channel, whether closed. */
     private final List<VipConnHandle> queued = new ArrayList<>();
+    private boolean reading;
+    private boolean closed;
 
     VipListener(VipNic nic, InetAddress address) {
         this.nic = nic;
@@ -44,35 +58,80 @@ final class VipListener {
         return id.hasDevice() && id.context().name().equals(name);
     }
 
-    /** VipConnectWait: the first request for {@code discriminator}, waiting up to the timeout. */
-    synchronized VipConnHandle await(byte[] discriminator, long timeoutMillis) {
+    /**
+     * VipConnectWait: the first request for {@code discriminator}, waiting up to the timeout; null
+     * when none came in time.
+     *
+     * @throws IllegalStateException when the listener is closed (its NIC closed), also while waiting
+     */
+    VipConnHandle await(byte[] discriminator, long timeoutMillis) {
         long deadline = timeoutMillis == Vipl.INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-        while (true) {
-            for (Iterator<VipConnHandle> it = queued.iterator(); it.hasNext(); ) {
-                VipConnHandle c = it.next();
-                if (Arrays.equals(c.targetDiscriminator, discriminator)) {
-                    it.remove();
+        boolean polled = false;
+        lock.lock();
+        try {
+            while (true) {
+                VipConnHandle c = take(discriminator);
+                if (c != null) {
                     return c;
                 }
-            }
-            long left = deadline - System.nanoTime();
-            CmEvent ev = left <= 0 ? channel.tryGetEvent() : channel.getEvent(Duration.ofNanos(Math.min(left, 1_000_000_000L)));
-            if (ev == null) {
-                if (System.nanoTime() - deadline >= 0) {
+                if (closed) {
+                    throw new IllegalStateException("the listener of " + nic.name() + " is closed");
+                }
+                long left = deadline == Long.MAX_VALUE ? Long.MAX_VALUE : deadline - System.nanoTime();
+                if (left <= 0 && polled) {
                     return null;
                 }
-                continue;
+                if (!reading) {
+                    reading = true;
+                    CmEvent ev;
+                    lock.unlock();
+                    try {
+                        ev = left <= 0 ? channel.tryGetEvent() : channel.getEvent(Duration.ofNanos(Math.min(left, SLICE_NANOS)));
+                    } finally {
+                        lock.lock();
+                        reading = false;
+                        changed.signalAll();
+                    }
+                    polled = true;
+                    if (ev != null) {
+                        handle(ev);
+                        changed.signalAll();
+                    }
+                } else if (left <= 0) {
+                    return null;   // another wait reads the channel, and this one has no time left (timeout 0)
+                } else {
+                    changed.awaitNanos(Math.min(left, SLICE_NANOS));
+                }
             }
-            handle(ev);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } finally {
+            lock.unlock();
         }
     }
 
+    /** The first queued request for {@code discriminator}, removed; null if none. Under the lock. */
+    private VipConnHandle take(byte[] discriminator) {
+        for (Iterator<VipConnHandle> it = queued.iterator(); it.hasNext(); ) {
+            VipConnHandle c = it.next();
+            if (Arrays.equals(c.targetDiscriminator, discriminator)) {
+                it.remove();
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /** Under the lock. */
     private void handle(CmEvent ev) {
         if (ev.type() == CmEventType.CONNECT_REQUEST) {
             ConnectMessage m = ConnectMessage.decode(ev.privateData());
             if (m == null) {
                 try {
                     ev.id().reject(ConnectMessage.REJECT);
+                } catch (RuntimeException ignored) {
+                    // the requester went away
                 } finally {
                     ev.id().close();
                 }
@@ -94,7 +153,15 @@ final class VipListener {
         }
     }
 
+    /** Closes the channel (and the ids of the requests not taken); the waits end with IllegalStateException. */
     void close() {
+        lock.lock();
+        try {
+            closed = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
         channel.close();
     }
 }

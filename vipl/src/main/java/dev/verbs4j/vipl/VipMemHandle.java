@@ -7,8 +7,14 @@ import java.lang.foreign.MemorySegment;
 /**
  * A registered memory region and its memory handle ({@code VIP_MEM_HANDLE}, §3.2.1, §9.5.3): a
  * verbs memory region whose key is the 32-bit handle value that descriptors carry. The memory
- * stays the application's; the registration (the verbs region) belongs to this object. {@link
- * #close()} is VipDeregisterMem.
+ * stays the application's, allocated from an {@link dev.verbs4j.verbs.RdmaArena} (or the global
+ * arena); the registration (the verbs region) belongs to this object. {@link #close()} is
+ * VipDeregisterMem.
+ *
+ * <p>Closing the memory's RdmaArena deregisters the region before it frees the memory, so that
+ * neither the NIC nor a peer can reach freed memory: the handle is then invalid, as if
+ * deregistered. Descriptors naming it complete with PROTECTION_ERROR, and the functions taking it
+ * return (or throw with) INVALID_PARAMETER.
  *
  * <p>The handle value is fixed at VipRegisterMem; VipSetMemAttributes may replace the verbs region
  * behind it (D20), after which {@link #remoteKey()} is what a peer must put in its address segments.
@@ -57,9 +63,14 @@ public final class VipMemHandle implements AutoCloseable {
         return memory.address();
     }
 
-    /** Whether it was deregistered. */
+    /** Whether it is no longer valid: deregistered, its NIC closed, or its memory's RdmaArena closed. */
     public boolean isDestroyed() {
-        return destroyed;
+        return invalid();
+    }
+
+    /** Whether the handle may no longer be used: deregistered, or its region deregistered by the close of its RdmaArena. */
+    boolean invalid() {
+        return destroyed || mr.isClosed();
     }
 
     boolean covers(long address, long length) {
@@ -76,6 +87,6 @@ public final class VipMemHandle implements AutoCloseable {
     @Override
     public String toString() {
         return "VipMemHandle[0x" + Integer.toHexString(value) + " at 0x" + Long.toHexString(memory.address()) + "+"
-                + memory.byteSize() + (destroyed ? ", deregistered]" : "]");
+                + memory.byteSize() + (invalid() ? ", deregistered]" : "]");
     }
 }

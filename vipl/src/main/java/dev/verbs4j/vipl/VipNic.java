@@ -50,7 +50,13 @@ public final class VipNic implements AutoCloseable {
     private final WorkCompletions wcs = new WorkCompletions(32);
     private volatile VipErrorHandler errorHandler;
     private volatile Object errorContext;
-    boolean closed;
+    /** Errors detected under the lock, each delivered by the thread that detected it once it lets go of the lock. Under the lock. */
+    private final List<PendingReport> pendingReports = new ArrayList<>();
+    /** Set (under the lock) when VipCloseNic starts: from then on nothing new is made on the NIC. */
+    volatile boolean closed;
+
+    private record PendingReport(Thread thread, VipErrorDescriptor error) {
+    }
 
     VipNic(String name, Context context) {
         this.name = name;
@@ -82,8 +88,19 @@ public final class VipNic implements AutoCloseable {
         Vipl.check(Vipl.closeNic(this), "VipCloseNic");
     }
 
-    /** Polls {@code cq} until empty and writes each completion into its descriptor. Under the lock. */
+    /**
+     * Polls {@code cq} until empty and writes each completion into its descriptor (under the lock),
+     * then delivers the asynchronous errors found unless the caller holds the lock.
+     */
     void poll(CompletionQueue cq) {
+        try {
+            pollLocked(cq);
+        } finally {
+            flushReports();
+        }
+    }
+
+    private void pollLocked(CompletionQueue cq) {
         synchronized (lock) {
             if (cq.isClosed()) {
                 return;
@@ -112,8 +129,55 @@ public final class VipNic implements AutoCloseable {
         this.errorHandler = handler;
     }
 
-    /** Delivers {@code error} to the handler, or logs it (the default handler, §9.9.1). */
+    /**
+     * Delivers {@code error} to the handler, or logs it (the default handler, §9.9.1). Never while
+     * this thread holds the NIC's lock: then it is kept, and {@link #flushReports()} delivers it
+     * once the thread has let go of the lock (a handler may call into VIPL, and must not hold up
+     * the other threads' calls).
+     */
     void report(VipErrorDescriptor error) {
+        if (Thread.holdsLock(lock)) {
+            pendingReports.add(new PendingReport(Thread.currentThread(), error));
+            return;
+        }
+        deliver(error);
+    }
+
+    /**
+     * Delivers the errors this thread detected while it held the lock; does nothing while it
+     * still holds it (a nested call: the outermost one delivers). Called after every section under
+     * the lock that may detect an error.
+     */
+    void flushReports() {
+        // read without the lock: a thread always sees what it added itself, and only that is its to deliver
+        if (pendingReports.isEmpty() || Thread.holdsLock(lock)) {
+            return;
+        }
+        List<VipErrorDescriptor> mine = null;
+        synchronized (lock) {
+            if (pendingReports.isEmpty()) {
+                return;
+            }
+            Thread me = Thread.currentThread();
+            for (java.util.Iterator<PendingReport> it = pendingReports.iterator(); it.hasNext(); ) {
+                PendingReport r = it.next();
+                if (r.thread() == me) {
+                    if (mine == null) {
+                        mine = new ArrayList<>(2);
+                    }
+                    mine.add(r.error());
+                    it.remove();
+                }
+            }
+        }
+        if (mine != null) {
+            for (VipErrorDescriptor e : mine) {
+                deliver(e);
+            }
+        }
+    }
+
+    private void deliver(VipErrorDescriptor error) {
         VipErrorHandler h = errorHandler;
         if (h == null) {
             LOG.log(System.Logger.Level.WARNING, "VIPL asynchronous error {0} on {1} ({2}, VI {3})", error.errorCode(), name,
@@ -127,42 +191,76 @@ public final class VipNic implements AutoCloseable {
         }
     }
 
-    /** Closes everything made on the NIC, then the context (D16: implicit cleanup). */
-    void closeAll() {
-        for (VipVi vi : new ArrayList<>(vis)) {
+    /**
+     * Closes everything made on the NIC, then the context (D16: implicit cleanup); false when
+     * another VipCloseNic came first. The NIC is closed for every other call from the start: what
+     * is under way finishes or fails, nothing new is made.
+     */
+    boolean closeAll() {
+        List<VipVi> toDestroy;
+        List<VipListener> toClose;
+        synchronized (lock) {
+            if (closed) {
+                return false;
+            }
+            closed = true;
+            toDestroy = new ArrayList<>(vis);
+            toClose = new ArrayList<>(listeners.values());
+            listeners.clear();
+        }
+        for (VipVi vi : toDestroy) {
             vi.forceDestroy();
         }
-        for (VipListener l : listeners.values()) {
+        for (VipListener l : toClose) {
             l.close();
         }
-        listeners.clear();
         List<AutoCloseable> rest = new ArrayList<>();
-        for (VipCq cq : cqs) {
-            cq.destroyed = true;
-            rest.add(cq.cq);
-            rest.add(cq.channel);
-        }
-        for (VipMemHandle m : regions.values()) {
-            m.destroyed = true;
-            rest.add(m.mr);
-        }
-        for (VipPtag p : ptags) {
-            p.destroyed = true;
-            rest.add(p.pd);
-        }
-        for (AutoCloseable c : rest) {
-            try {
-                c.close();
-            } catch (Exception ignored) {
-                // closed with the context below anyway
+        synchronized (lock) {
+            for (VipCq cq : cqs) {
+                cq.destroyed = true;
+                cq.clearEntries();
+                rest.add(cq.cq);
+                rest.add(cq.channel);
             }
+            for (VipMemHandle m : regions.values()) {
+                m.destroyed = true;
+                rest.add(m.mr);
+            }
+            for (VipPtag p : ptags) {
+                p.destroyed = true;
+                rest.add(p.pd);
+            }
+            for (AutoCloseable c : rest) {
+                try {
+                    c.close();
+                } catch (Exception ignored) {
+                    // closed with the context below anyway
+                }
+            }
+            cqs.clear();
+            regions.clear();
+            ptags.clear();
+            pendingReports.clear();
+            wcs.close();
         }
-        cqs.clear();
-        regions.clear();
-        ptags.clear();
-        wcs.close();
         context.close();
-        closed = true;
+        return true;
+    }
+
+    /**
+     * Forgets {@code h}, whose region its RdmaArena's close deregistered behind the library's back:
+     * the handle is invalid from now on, its tag no longer counts it, and its value may be reused.
+     * Under the lock.
+     */
+    void forget(VipMemHandle h) {
+        if (h.destroyed) {
+            return;
+        }
+        h.destroyed = true;
+        if (regions.get(h.value()) == h) {
+            regions.remove(h.value());
+        }
+        h.attributes.ptag().users.remove(h);
     }
 
     @Override

@@ -50,8 +50,10 @@ public final class VipVi implements AutoCloseable {
     private final ReceiveRequests recvWr;
     volatile VipViState state = VipViState.IDLE;
     volatile VipViAttributes remoteAttributes;
-    /** The outcome of the VipConnectPeerRequest in progress or not yet collected, else null. */
-    volatile java.util.concurrent.CompletableFuture<VipReturn> peerConnect;
+    /** The VipConnectPeerRequest in progress or whose outcome is not yet collected, else null. */
+    volatile PeerAttempt peerConnect;
+    /** The VipConnectRequest or VipConnectAccept in progress, else null. Under the lock. */
+    private Attempt attempt;
     private CmId id;
     /** The INIT, RTR and RTS attributes of the current connection (an Unreliable VI re-arms with them). */
     private QueuePairAttributes[] connectedAttributes;
@@ -59,6 +61,43 @@ public final class VipVi implements AutoCloseable {
     private boolean rearming;
     private EventChannel channel;
     volatile boolean destroyed;
+
+    /**
+     * A VipConnectRequest or VipConnectAccept in progress: the thread that runs it changes the VI
+     * (its queue pair, its state) only under the NIC lock and only while the attempt is the VI's
+     * own and not cancelled. VipDisconnect and VipCloseNic cancel it: they close its event
+     * channel, which ends the attempt's waits, and the attempt returns {@link #code}, leaving the
+     * VI to them. Guarded by the NIC lock.
+     */
+    private static final class Attempt {
+        EventChannel channel;
+        boolean cancelled;
+        VipReturn code;
+    }
+
+    /** Thrown inside an attempt that was cancelled; ends it with the code its canceller chose. */
+    private static final class Cancelled extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Cancelled() {
+            super(null, null, false, false);
+        }
+    }
+
+    /**
+     * A VipConnectPeerRequest: the outcome its thread (or a VipDestroyVi, VipCloseNic that
+     * cancels it) completes, and whether it was cancelled, which the thread checks between its
+     * waits (each at most a slice long).
+     */
+    static final class PeerAttempt {
+        final java.util.concurrent.CompletableFuture<VipReturn> outcome = new java.util.concurrent.CompletableFuture<>();
+        volatile boolean cancelled;
+
+        void cancel(VipReturn code) {
+            cancelled = true;
+            outcome.complete(code);
+        }
+    }
 
     VipVi(VipNic nic, VipViAttributes attributes, VipCq sendCq, VipCq recvCq) {
         this.nic = nic;
@@ -127,14 +166,6 @@ public final class VipVi implements AutoCloseable {
         return (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0) | (read ? Access.REMOTE_READ : 0);
     }
 
-    /** INIT → RTR → RTS with RDMA CM's attributes for the connection, kept for {@link #rearm}. */
-    private void readyToSend(CmId cmId) {
-        connectedAttributes[1] = cmAttributes(cmId, QpState.RTR);
-        qp.modify(connectedAttributes[1]);
-        connectedAttributes[2] = cmAttributes(cmId, QpState.RTS);
-        qp.modify(connectedAttributes[2]);
-    }
-
     /**
      * After an error completion on an Unreliable VI, which stays Connected (§2.5.1): if the
      * queue pair went to the error state, what it flushes stays posted ({@link #rearming}) and,
@@ -197,6 +228,14 @@ public final class VipVi implements AutoCloseable {
     // ---- posting ----
 
     VipReturn post(VipDescriptor d, VipMemHandle descriptorMemory, boolean receive) {
+        try {
+            return postLocked(d, descriptorMemory, receive);
+        } finally {
+            nic.flushReports();
+        }
+    }
+
+    private VipReturn postLocked(VipDescriptor d, VipMemHandle descriptorMemory, boolean receive) {
         WorkQueue q = receive ? recv : send;
         synchronized (nic.lock) {
             if (destroyed) {
@@ -214,7 +253,7 @@ public final class VipVi implements AutoCloseable {
             int errors = 0;
             if (d.address() % VipDescriptor.ALIGNMENT != 0) {
                 errors = VipStatus.FORMAT_ERROR;
-            } else if (descriptorMemory == null || descriptorMemory.destroyed || descriptorMemory.nic != nic
+            } else if (descriptorMemory == null || descriptorMemory.invalid() || descriptorMemory.nic != nic
                     || descriptorMemory.attributes.ptag() != attributes.ptag()
                     || !descriptorMemory.covers(d.address(), d.segment().byteSize())) {
                 // §3.2.1: a descriptor must lie in registered memory of the VI's tag; also reported asynchronously.
@@ -259,6 +298,10 @@ public final class VipVi implements AutoCloseable {
      * on a Connected VI).
      */
     private void submit(WorkQueue q, Posted p, boolean recheck) {
+        submit(q, p, recheck, false);
+    }
+
+    private void submit(WorkQueue q, Posted p, boolean recheck, boolean retry) {
         VipDescriptor d = p.descriptor;
         int first = DescriptorCheck.firstData(p.op);
         int protection;
@@ -323,6 +366,12 @@ public final class VipVi implements AutoCloseable {
                 q.memoryGone(p);
                 return;
             }
+            if (!retry && e instanceof IllegalStateException) {
+                // A region it names was closed since the check (its RdmaArena's close deregistered
+                // it): checked again, it is handled as a region deregistered before the hand-over.
+                submit(q, p, true, true);
+                return;
+            }
             // The queue pair refused it (its queue is full): VI overrun (§9.9.1), the descriptor completes in error.
             q.completeLocally(p, VipStatus.FORMAT_ERROR);
             nic.report(new VipErrorDescriptor(nic, this, q.cq, d.address(), CompletionMapping.opBits(q.receive, p.op, false),
@@ -368,26 +417,110 @@ public final class VipVi implements AutoCloseable {
 
     // ---- connecting ----
 
-    private ConnectionParameters parameters(byte[] privateData) {
-        return new ConnectionParameters(privateData, nic.rdmaDepth, nic.rdmaDepth, false, 7, RNR_RETRY, false, qp.qpNum());
+    /**
+     * Starts an attempt (under the lock), or returns why not: the VI destroyed or not Idle. The
+     * VI is Pending Connect from now on.
+     */
+    private VipReturn begin(Attempt at) {
+        if (destroyed) {
+            return VipReturn.INVALID_PARAMETER;
+        }
+        if (state != VipViState.IDLE) {
+            return VipReturn.INVALID_STATE;
+        }
+        state = VipViState.CONNECT_PENDING;
+        attempt = at;
+        return null;
     }
 
-    private void toInit(CmId cmId) {
-        connectedAttributes = new QueuePairAttributes[3];
-        connectedAttributes[0] = cmAttributes(cmId, QpState.INIT).accessFlags(qpAccess());
-        qp.modify(connectedAttributes[0]);
-        synchronized (nic.lock) {
-            submitWaitingReceives();
+    /** Under the lock: throws {@link Cancelled} unless {@code at} is still this VI's attempt. */
+    private void check(Attempt at) {
+        if (at.cancelled || attempt != at || destroyed) {
+            throw new Cancelled();
         }
     }
 
-    private void connected(CmId cmId, EventChannel ch, VipViAttributes remote) {
+    /** Gives the attempt its event channel, or closes the channel when the attempt was cancelled meanwhile. */
+    private void adopt(Attempt at, EventChannel ch) {
         synchronized (nic.lock) {
-            submitWaitingReceives();
-            this.id = cmId;
-            this.channel = ch;
-            this.remoteAttributes = remote;
-            state = VipViState.CONNECTED;
+            if (!at.cancelled && attempt == at && !destroyed) {
+                at.channel = ch;
+                return;
+            }
+        }
+        ch.close();
+        throw new Cancelled();
+    }
+
+    /**
+     * Under the lock: cancels the attempt in progress, which then returns {@code code}, and
+     * returns its event channel, which the caller closes once it has let go of the lock (that ends
+     * the attempt's waits and destroys its connection id).
+     */
+    private EventChannel cancelAttempt(VipReturn code) {
+        Attempt at = attempt;
+        if (at == null) {
+            return null;
+        }
+        attempt = null;
+        at.cancelled = true;
+        at.code = code;
+        EventChannel ch = at.channel;
+        at.channel = null;
+        return ch;
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception ignored) {
+            // already closed, or going away with its owner
+        }
+    }
+
+    /** RESET → INIT with RDMA CM's attributes and the VI's RDMA enables; then the receives waiting are handed over. */
+    private void toInit(Attempt at, CmId cmId) {
+        try {
+            synchronized (nic.lock) {
+                check(at);
+                connectedAttributes = new QueuePairAttributes[3];
+                connectedAttributes[0] = cmAttributes(cmId, QpState.INIT).accessFlags(qpAccess());
+                qp.modify(connectedAttributes[0]);
+                submitWaitingReceives();
+            }
+        } finally {
+            nic.flushReports();
+        }
+    }
+
+    /** INIT → RTR → RTS with RDMA CM's attributes for the connection, kept for {@link #rearmIfDrained}. */
+    private void readyToSend(Attempt at, CmId cmId) {
+        synchronized (nic.lock) {
+            check(at);
+            connectedAttributes[1] = cmAttributes(cmId, QpState.RTR);
+            qp.modify(connectedAttributes[1]);
+            connectedAttributes[2] = cmAttributes(cmId, QpState.RTS);
+            qp.modify(connectedAttributes[2]);
+        }
+    }
+
+    private void connected(Attempt at, CmId cmId, EventChannel ch, VipViAttributes remote) {
+        try {
+            synchronized (nic.lock) {
+                check(at);
+                attempt = null;
+                at.channel = null;
+                submitWaitingReceives();
+                this.id = cmId;
+                this.channel = ch;
+                this.remoteAttributes = remote;
+                state = VipViState.CONNECTED;
+            }
+        } finally {
+            nic.flushReports();
         }
         watch(ch);
     }
@@ -433,21 +566,32 @@ public final class VipVi implements AutoCloseable {
         });
     }
 
-    /** Back to Idle after a failed connect: the queue pair to RESET, waiting receives kept. */
-    private VipReturn failConnect(EventChannel ch, VipReturn code) {
-        if (ch != null) {
-            ch.close();
-        }
+    /**
+     * Ends attempt {@code at} with {@code code}: back to Idle (the queue pair to RESET, waiting
+     * receives kept) and its channel closed; or, when it was cancelled, the code its canceller
+     * chose, the VI left to the canceller.
+     */
+    private VipReturn failConnect(Attempt at, VipReturn code) {
+        EventChannel ch;
         synchronized (nic.lock) {
-            try {
-                qp.reset();
-            } catch (RuntimeException ignored) {
-                // reset below by recreating on the next attempt is not needed on rxe
+            if (at.cancelled || attempt != at) {
+                return at.code != null ? at.code : VipReturn.ERROR_RESOURCE;
             }
-            recv.takeBackFromVerbs();
-            send.takeBackFromVerbs();
-            state = VipViState.IDLE;
+            attempt = null;
+            ch = at.channel;
+            at.channel = null;
+            if (!destroyed) {
+                try {
+                    qp.reset();
+                } catch (RuntimeException ignored) {
+                    // reset below by recreating on the next attempt is not needed on rxe
+                }
+                recv.takeBackFromVerbs();
+                send.takeBackFromVerbs();
+                state = VipViState.IDLE;
+            }
         }
+        closeQuietly(ch);
         return code;
     }
 
@@ -464,67 +608,93 @@ public final class VipVi implements AutoCloseable {
         }
     }
 
-    VipReturn connectRequest(VipNetAddress local, VipNetAddress remote, long timeoutMillis) {
+    /** The queue pair number to put in the connection parameters, read under the lock. */
+    private int qpNum(Attempt at) {
         synchronized (nic.lock) {
-            if (state != VipViState.IDLE) {
-                return VipReturn.INVALID_STATE;
+            check(at);
+            return qp.qpNum();
+        }
+    }
+
+    private ConnectionParameters parameters(Attempt at, byte[] privateData) {
+        return new ConnectionParameters(privateData, nic.rdmaDepth, nic.rdmaDepth, false, 7, RNR_RETRY, false, qpNum(at));
+    }
+
+    /** The VI's attributes as the connection message carries them, read under the lock. */
+    private VipViAttributes attributes(Attempt at) {
+        synchronized (nic.lock) {
+            check(at);
+            return attributes;
+        }
+    }
+
+    VipReturn connectRequest(VipNetAddress local, VipNetAddress remote, long timeoutMillis) {
+        Attempt at = new Attempt();
+        synchronized (nic.lock) {
+            VipReturn refused = begin(at);
+            if (refused != null) {
+                return refused;
             }
-            state = VipViState.CONNECT_PENDING;
         }
         long deadline = timeoutMillis == Vipl.INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-        EventChannel ch = null;
         try {
-            ch = EventChannel.create();
+            EventChannel ch = EventChannel.create();
+            adopt(at, ch);
             CmId cmId = ch.createId(PortSpace.TCP);
             Duration step = Duration.ofMillis(Math.max(1, Math.min(timeoutMillis, 5_000)));
             cmId.resolveAddress(new InetSocketAddress(local.inetAddress(), 0), new InetSocketAddress(remote.inetAddress(), Vipl.port()), step);
             CmEvent ev = next(ch, deadline);
             if (ev == null) {
-                return failConnect(ch, VipReturn.TIMEOUT);
+                return failConnect(at, VipReturn.TIMEOUT);
             }
             if (ev.type() != CmEventType.ADDR_RESOLVED) {
-                return failConnect(ch, VipReturn.NOT_REACHABLE);
+                return failConnect(at, VipReturn.NOT_REACHABLE);
             }
             if (!cmId.context().name().equals(nic.name)) {
-                return failConnect(ch, VipReturn.INVALID_PARAMETER);
+                return failConnect(at, VipReturn.INVALID_PARAMETER);
             }
             cmId.resolveRoute(step);
             ev = next(ch, deadline);
             if (ev == null) {
-                return failConnect(ch, VipReturn.TIMEOUT);
+                return failConnect(at, VipReturn.TIMEOUT);
             }
             if (ev.type() != CmEventType.ROUTE_RESOLVED) {
-                return failConnect(ch, VipReturn.NOT_REACHABLE);
+                return failConnect(at, VipReturn.NOT_REACHABLE);
             }
-            toInit(cmId);
-            cmId.connect(parameters(ConnectMessage.of(attributes, remote.discriminator(), local.discriminator()).encode()));
+            toInit(at, cmId);
+            cmId.connect(parameters(at, ConnectMessage.of(attributes(at), remote.discriminator(), local.discriminator()).encode()));
             ev = next(ch, deadline);
             if (ev == null) {
-                return failConnect(ch, VipReturn.TIMEOUT);
+                return failConnect(at, VipReturn.TIMEOUT);
             }
             if (ev.type() == CmEventType.REJECTED) {
                 byte[] pd = ev.privateData();
                 boolean byConsumer = pd.length >= 2 && pd[0] == ConnectMessage.REJECT[0] && pd[1] == ConnectMessage.REJECT[1];
-                return failConnect(ch, byConsumer ? VipReturn.REJECT : VipReturn.NOT_REACHABLE);
+                return failConnect(at, byConsumer ? VipReturn.REJECT : VipReturn.NOT_REACHABLE);
             }
             if (ev.type() != CmEventType.CONNECT_RESPONSE) {
-                return failConnect(ch, VipReturn.NOT_REACHABLE);
+                return failConnect(at, VipReturn.NOT_REACHABLE);
             }
             ConnectMessage reply = ConnectMessage.decode(ev.privateData());
             if (reply == null) {
-                return failConnect(ch, VipReturn.ERROR_RESOURCE);
+                return failConnect(at, VipReturn.ERROR_RESOURCE);
             }
-            readyToSend(cmId);
+            readyToSend(at, cmId);
             cmId.establish();
-            connected(cmId, ch, reply.attributes());
+            connected(at, cmId, ch, reply.attributes());
             return VipReturn.SUCCESS;
         } catch (RuntimeException e) {
-            return failConnect(ch, VipReturn.ERROR_RESOURCE);
+            // a step failed, or the attempt was cancelled (its channel closed under it)
+            return failConnect(at, VipReturn.ERROR_RESOURCE);
         }
     }
 
     VipReturn accept(VipConnHandle conn) {
+        Attempt at = new Attempt();
         synchronized (nic.lock) {
+            if (destroyed || conn.consumed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
             if (state != VipViState.IDLE) {
                 return VipReturn.INVALID_STATE;
             }
@@ -538,43 +708,52 @@ public final class VipVi implements AutoCloseable {
             if (r.qos() != attributes.qos()) {
                 return VipReturn.INVALID_QOS;
             }
-            state = VipViState.CONNECT_PENDING;
+            begin(at);
             conn.consumed = true;
         }
-        EventChannel ch = null;
+        boolean migrated = false;
         try {
-            ch = EventChannel.create();
+            EventChannel ch = EventChannel.create();
+            adopt(at, ch);
             conn.id.migrate(ch);
-            toInit(conn.id);
-            readyToSend(conn.id);
-            conn.id.accept(parameters(ConnectMessage.of(attributes, new byte[0], new byte[0]).encode()));
+            migrated = true;
+            toInit(at, conn.id);
+            readyToSend(at, conn.id);
+            conn.id.accept(parameters(at, ConnectMessage.of(attributes(at), new byte[0], new byte[0]).encode()));
             CmEvent ev = next(ch, System.nanoTime() + ACCEPT_WAIT.toNanos());
             if (ev == null || ev.type() != CmEventType.ESTABLISHED) {
-                return failConnect(ch, VipReturn.ERROR_RESOURCE);
+                return failConnect(at, VipReturn.ERROR_RESOURCE);
             }
-            connected(conn.id, ch, conn.remoteAttributes);
+            connected(at, conn.id, ch, conn.remoteAttributes);
             return VipReturn.SUCCESS;
         } catch (RuntimeException e) {
-            if (ch == null) {
-                conn.id.close();
+            if (!migrated) {
+                closeQuietly(conn.id); // still the listener's: refused by destroying it
             }
-            return failConnect(ch, VipReturn.ERROR_RESOURCE);
+            return failConnect(at, VipReturn.ERROR_RESOURCE);
         }
     }
 
-    /** VipDisconnect: flushes every posted descriptor (DESC_FLUSHED) and returns to Idle (§4.2, §9.4.5). */
+    /**
+     * VipDisconnect: flushes every posted descriptor (DESC_FLUSHED) and returns to Idle (§4.2,
+     * §9.4.5). A connection attempt in progress (VipConnectRequest, VipConnectAccept on another
+     * thread) is cancelled: it returns INVALID_STATE and leaves the VI alone.
+     */
     VipReturn disconnect() {
         CmId cmId;
         EventChannel ch;
+        EventChannel cancelled;
         synchronized (nic.lock) {
             if (destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
             if (state == VipViState.IDLE) {
+                // (no attempt in progress: an attempt keeps the VI Pending Connect)
                 send.flushRemaining();
                 recv.flushRemaining();
                 return VipReturn.SUCCESS;
             }
+            cancelled = cancelAttempt(VipReturn.INVALID_STATE);
             rearming = false; // what the queue pair flushes now is flushed for the consumer too
             try {
                 qp.toError();
@@ -586,6 +765,7 @@ public final class VipVi implements AutoCloseable {
             id = null;
             channel = null;
         }
+        closeQuietly(cancelled);
         if (cmId != null) {
             try {
                 cmId.disconnect();
@@ -598,37 +778,44 @@ public final class VipVi implements AutoCloseable {
             nic.poll(send.ibvCq);
             nic.poll(recv.ibvCq);
             synchronized (nic.lock) {
-                if (!send.hasInVerbs() && !recv.hasInVerbs()) {
+                if (destroyed || !send.hasInVerbs() && !recv.hasInVerbs()) {
                     break;
                 }
             }
             Thread.onSpinWait();
         }
         synchronized (nic.lock) {
-            send.flushRemaining();
-            recv.flushRemaining();
-            try {
-                qp.reset();
-            } catch (RuntimeException ignored) {
-                // a queue pair that cannot be reset is replaced below
-                nic.viByQpn.remove(qp.qpNum());
-                qp.close();
-                qp = createQp(attributes.ptag(), qpType(attributes));
+            if (!destroyed) {
+                // (destroyed meanwhile by VipCloseNic on another thread: everything is gone already)
+                send.flushRemaining();
+                recv.flushRemaining();
+                try {
+                    qp.reset();
+                } catch (RuntimeException ignored) {
+                    // a queue pair that cannot be reset is replaced
+                    nic.viByQpn.remove(qp.qpNum());
+                    qp.close();
+                    qp = createQp(attributes.ptag(), qpType(attributes));
+                }
+                remoteAttributes = null;
+                state = VipViState.IDLE;
             }
-            remoteAttributes = null;
-            state = VipViState.IDLE;
         }
-        if (ch != null) {
-            ch.close();
-        }
+        closeQuietly(ch);
         return VipReturn.SUCCESS;
     }
 
     /** VipSetViAttributes on an Idle VI; a new tag gives the VI a new queue pair in that tag's domain (D12). */
     VipReturn setAttributes(VipViAttributes a) {
         synchronized (nic.lock) {
+            if (destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
             if (state != VipViState.IDLE) {
                 return VipReturn.INVALID_STATE;
+            }
+            if (!a.ptag().usableOn(nic)) {
+                return VipReturn.INVALID_PTAG;
             }
             if (a.ptag() != attributes.ptag() || qpType(a) != qpType(attributes)) {
                 // another domain, or another reliability class (RC / UC): another queue pair
@@ -644,7 +831,10 @@ public final class VipVi implements AutoCloseable {
         }
     }
 
-    /** VipDestroyVi: only Idle with both queues empty (§9.3.2). */
+    /**
+     * VipDestroyVi: only Idle with both queues empty (§9.3.2). A VipConnectPeerRequest still
+     * waiting for its peer is cancelled (its outcome is INVALID_PARAMETER, its thread ends).
+     */
     VipReturn destroy() {
         synchronized (nic.lock) {
             if (destroyed) {
@@ -658,19 +848,38 @@ public final class VipVi implements AutoCloseable {
         }
     }
 
+    /** VipCloseNic: disconnects (cancelling any connection attempt) and destroys, whatever the state. */
     void forceDestroy() {
+        PeerAttempt pa = peerConnect;
+        if (pa != null) {
+            pa.cancel(VipReturn.INVALID_PARAMETER);
+        }
+        EventChannel cancelled;
+        synchronized (nic.lock) {
+            cancelled = cancelAttempt(VipReturn.INVALID_PARAMETER);
+        }
+        closeQuietly(cancelled);
         if (state != VipViState.IDLE) {
             disconnect();
         }
         synchronized (nic.lock) {
+            // an attempt another thread started after the disconnect: cancelled too
+            cancelled = cancelAttempt(VipReturn.INVALID_PARAMETER);
             if (!destroyed) {
                 release();
             }
         }
+        closeQuietly(cancelled);
     }
 
+    /** Frees everything of the VI. Under the lock. */
     private void release() {
         destroyed = true;
+        PeerAttempt pa = peerConnect;
+        if (pa != null) {
+            pa.cancel(VipReturn.INVALID_PARAMETER);
+        }
+        // no connection attempt is in progress: the VI is Idle (VipDestroyVi), or VipCloseNic cancelled it
         nic.viByQpn.remove(qp.qpNum());
         qp.close();
         send.close();

@@ -120,13 +120,15 @@ public final class Vipl {
     /**
      * VipCloseNic (§9.2.2). Decision D16: closing a NIC with VIs, CQs, regions or tags still open
      * cleans them all up (connected VIs are disconnected first; their handles become invalid),
-     * as the provider does when a process exits (§3.1).
+     * as the provider does when a process exits (§3.1). Calls under way on other threads finish or
+     * fail with INVALID_PARAMETER (a VipConnectRequest or VipConnectAccept in progress is
+     * cancelled, a VipConnectPeerRequest's outcome is INVALID_PARAMETER, a VipConnectWait ends);
+     * calls made after it has started return INVALID_PARAMETER.
      */
     public static VipReturn closeNic(VipNic nic) {
-        if (bad(nic)) {
+        if (bad(nic) || !nic.closeAll()) {
             return VipReturn.INVALID_PARAMETER;
         }
-        nic.closeAll();
         return VipReturn.SUCCESS;
     }
 
@@ -187,6 +189,17 @@ public final class Vipl {
             throw fail(rc, "VipCreateVi", String.valueOf(attributes));
         }
         synchronized (nic.lock) {
+            if (nic.closed) {
+                throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad NIC handle");
+            }
+            for (VipCq c : new VipCq[]{sendCq, recvCq}) {
+                if (c != null && c.destroyed) {
+                    throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad CQ handle " + c);
+                }
+            }
+            if (!attributes.ptag().usableOn(nic)) {
+                throw fail(VipReturn.INVALID_PTAG, "VipCreateVi", String.valueOf(attributes.ptag()));
+            }
             if (nic.vis.size() >= nic.maxVi) {
                 throw fail(VipReturn.ERROR_RESOURCE, "VipCreateVi", "MaxVI reached");
             }
@@ -233,7 +246,8 @@ public final class Vipl {
      * VipConnectWait (§9.4.1): waits for a connection request to {@code localAddr}'s host address
      * and discriminator. The discriminator travels in the request's private data; a request for
      * another discriminator does not complete this wait (it stays queued for a wait on its own).
-     * Timeout 0 polls.
+     * Timeout 0 polls. Several waits may be outstanding on one address, from several threads: each
+     * ends at its own timeout.
      *
      * @return the request, to accept or reject; its requester's address and VI attributes
      * @throws VipException TIMEOUT when none came in time, INVALID_PARAMETER (bad NIC, an address
@@ -247,6 +261,9 @@ public final class Vipl {
         }
         VipListener l;
         synchronized (nic.lock) {
+            if (nic.closed) {
+                throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", "bad NIC handle");
+            }
             l = nic.listeners.get(localAddr.inetAddress());
             if (l == null) {
                 try {
@@ -265,6 +282,9 @@ public final class Vipl {
         try {
             c = l.await(localAddr.discriminator(), timeoutMillis);
         } catch (RuntimeException e) {
+            if (nic.closed) {
+                throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", "the NIC was closed while waiting");
+            }
             throw fail(VipReturn.ERROR_RESOURCE, "VipConnectWait", e.getMessage());
         }
         if (c == null) {
@@ -278,7 +298,9 @@ public final class Vipl {
      * not match the requester's (reliability level, MaxTransferSize — which must be equal, D8 — and
      * QoS) fail with their code, tell the requester nothing and leave the request valid for another
      * accept or a reject. A VI that is not Idle gives INVALID_STATE (D5); a consumed request
-     * INVALID_PARAMETER.
+     * INVALID_PARAMETER. A VipDisconnect of the VI on another thread while the connection is being
+     * set up cancels it (INVALID_STATE; a VipCloseNic: INVALID_PARAMETER); the VI is then Idle (or
+     * destroyed) and the requester's VipConnectRequest fails.
      */
     public static VipReturn connectAccept(VipConnHandle conn, VipVi vi) {
         if (conn == null || conn.consumed || conn.nic.closed || bad(vi) || vi.nic != conn.nic) {
@@ -289,16 +311,26 @@ public final class Vipl {
 
     /** VipConnectReject (§9.4.3): the requester's VipConnectRequest returns REJECT; the handle is consumed. */
     public static VipReturn connectReject(VipConnHandle conn) {
-        if (conn == null || conn.consumed || conn.nic.closed) {
+        if (conn == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        conn.consumed = true;
+        synchronized (conn.nic.lock) {
+            // taken under the lock, as VipConnectAccept takes it: only one of them uses the request's id
+            if (conn.consumed || conn.nic.closed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+            conn.consumed = true;
+        }
         try {
             conn.id.reject(ConnectMessage.REJECT);
         } catch (RuntimeException ignored) {
-            // the requester went away: nobody to tell
+            // the requester went away (or the NIC is being closed): nobody to tell
         } finally {
-            conn.id.close();
+            try {
+                conn.id.close();
+            } catch (RuntimeException ignored) {
+                // closed with its listener already
+            }
         }
         return VipReturn.SUCCESS;
     }
@@ -309,7 +341,10 @@ public final class Vipl {
      * remote VI's attributes are {@link VipVi#remoteAttributes()}. Timeout 0 returns TIMEOUT at
      * once (D3). REJECT when the server rejected; NOT_REACHABLE (a later VIPL code) when nobody
      * listens there or the address does not resolve; INVALID_STATE when the VI is not Idle (D5).
-     * On any failure the VI is Idle again.
+     * On any failure the VI is Idle again. A VipDisconnect of the VI on another thread meanwhile
+     * cancels the attempt: it returns INVALID_STATE and the VI is Idle (VipCloseNic:
+     * INVALID_PARAMETER, the VI destroyed). The queue pair is only ever changed under the NIC's
+     * lock by the attempt that owns it, so such a race never touches a destroyed queue pair.
      */
     public static VipReturn connectRequest(VipVi vi, VipNetAddress localAddr, VipNetAddress remoteAddr, long timeoutMillis) {
         if (bad(vi) || localAddr == null || remoteAddr == null || localAddr.inetAddress() == null
@@ -338,7 +373,9 @@ public final class Vipl {
      * other's request as VipConnectWait does and accepts it if it comes from the peer's host (a
      * request from elsewhere is rejected); the higher one sends VipConnectRequest, again every
      * 50 ms while nobody listens yet. {@code timeoutMillis} bounds the whole attempt: TIMEOUT as
-     * the outcome when the peer did not come.
+     * the outcome when the peer did not come. VipDestroyVi (allowed while the VI waits, Idle, for
+     * the peer) and VipCloseNic cancel the attempt: its outcome is INVALID_PARAMETER and its thread
+     * ends within a fraction of a second.
      *
      * @return SUCCESS when the attempt started; INVALID_PARAMETER (bad VI or addresses, both
      *         addresses equal), INVALID_STATE (the VI is not Idle or has an attempt outstanding),
@@ -356,24 +393,28 @@ public final class Vipl {
             return VipReturn.INVALID_PARAMETER;
         }
         synchronized (vi.nic.lock) {
+            if (vi.destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
             if (vi.state != VipViState.IDLE || vi.peerConnect != null) {
                 return VipReturn.INVALID_STATE;
             }
             if (timeoutMillis == 0) {
                 return VipReturn.TIMEOUT;
             }
-            java.util.concurrent.CompletableFuture<VipReturn> outcome = new java.util.concurrent.CompletableFuture<>();
-            vi.peerConnect = outcome;
+            VipVi.PeerAttempt attempt = new VipVi.PeerAttempt();
+            vi.peerConnect = attempt;
             long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
             Thread.ofPlatform().daemon().name("VIPL peer connect " + vi.nic.name).start(() -> {
                 VipReturn rc;
                 try {
-                    rc = order < 0 ? peerAccept(vi, localAddr, remoteAddr, deadline) : peerRequest(vi, localAddr, remoteAddr, deadline);
+                    rc = order < 0 ? peerAccept(vi, attempt, localAddr, remoteAddr, deadline)
+                            : peerRequest(vi, attempt, localAddr, remoteAddr, deadline);
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.DEBUG, "VipConnectPeerRequest failed", e);
                     rc = VipReturn.ERROR_RESOURCE;
                 }
-                outcome.complete(rc);
+                attempt.outcome.complete(rc); // (a cancellation completed it first: its code stands)
             });
             return VipReturn.SUCCESS;
         }
@@ -390,40 +431,54 @@ public final class Vipl {
         if (bad(vi)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        java.util.concurrent.CompletableFuture<VipReturn> outcome = vi.peerConnect;
-        if (outcome == null) {
+        VipVi.PeerAttempt attempt = vi.peerConnect;
+        if (attempt == null) {
             return VipReturn.INVALID_STATE;
         }
-        if (!outcome.isDone()) {
+        if (!attempt.outcome.isDone()) {
             return VipReturn.NOT_DONE;
         }
-        vi.peerConnect = null;
-        return outcome.join();
+        return collect(vi, attempt);
+    }
+
+    /** The outcome of a finished attempt; the attempt is over (the first caller to collect it clears it). */
+    private static VipReturn collect(VipVi vi, VipVi.PeerAttempt attempt) {
+        synchronized (vi.nic.lock) {
+            if (vi.peerConnect == attempt) {
+                vi.peerConnect = null;
+            }
+        }
+        return attempt.outcome.join();
     }
 
     /**
      * VipConnectPeerWait (later VIPL, §13): waits for the outcome of the VI's VipConnectPeerRequest
-     * (at most that request's timeout) and returns it, as {@link #connectPeerDone} would.
+     * (at most that request's timeout) and returns it, as {@link #connectPeerDone} would. A
+     * VipDestroyVi or VipCloseNic meanwhile ends the wait with INVALID_PARAMETER.
      */
     public static VipReturn connectPeerWait(VipVi vi) {
         if (bad(vi)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        java.util.concurrent.CompletableFuture<VipReturn> outcome = vi.peerConnect;
-        if (outcome == null) {
+        VipVi.PeerAttempt attempt = vi.peerConnect;
+        if (attempt == null) {
             return VipReturn.INVALID_STATE;
         }
-        VipReturn rc;
-        try {
-            rc = outcome.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return VipReturn.TIMEOUT;
-        } catch (java.util.concurrent.ExecutionException e) {
-            rc = VipReturn.ERROR_RESOURCE;
+        while (true) {
+            try {
+                attempt.outcome.get(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+                return collect(vi, attempt);
+            } catch (java.util.concurrent.TimeoutException e) {
+                if (vi.destroyed) {
+                    return VipReturn.INVALID_PARAMETER;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return VipReturn.TIMEOUT;
+            } catch (java.util.concurrent.ExecutionException e) {
+                return VipReturn.ERROR_RESOURCE; // (never: the outcome is only ever completed normally)
+            }
         }
-        vi.peerConnect = null;
-        return rc;
     }
 
     /** Host address bytes, then discriminator bytes, unsigned; the shorter first on a common prefix. */
@@ -439,18 +494,32 @@ public final class Vipl {
         return Math.max(0, (deadline - System.nanoTime()) / 1_000_000);
     }
 
+    /** The longest a peer attempt waits at once before it checks whether it was cancelled. */
+    private static final long PEER_SLICE_MILLIS = 200;
+
     /** The lower peer: waits for the other's request and accepts it. */
-    private static VipReturn peerAccept(VipVi vi, VipNetAddress local, VipNetAddress remote, long deadline) {
+    private static VipReturn peerAccept(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
+                                        long deadline) {
         while (true) {
+            if (attempt.cancelled) {
+                return VipReturn.INVALID_PARAMETER;
+            }
             long left = millisLeft(deadline);
             if (left == 0) {
                 return VipReturn.TIMEOUT;
             }
             VipConnHandle h;
             try {
-                h = connectWait(vi.nic, local, left);
+                h = connectWait(vi.nic, local, Math.min(left, PEER_SLICE_MILLIS));
             } catch (VipException e) {
+                if (e.code() == VipReturn.TIMEOUT) {
+                    continue;
+                }
                 return e.code();
+            }
+            if (attempt.cancelled) {
+                connectReject(h);
+                return VipReturn.INVALID_PARAMETER;
             }
             if (h.remoteAddress().inetAddress().equals(remote.inetAddress())) {
                 return connectAccept(h, vi);
@@ -460,8 +529,12 @@ public final class Vipl {
     }
 
     /** The higher peer: requests until the other listens, within the deadline. */
-    private static VipReturn peerRequest(VipVi vi, VipNetAddress local, VipNetAddress remote, long deadline) {
+    private static VipReturn peerRequest(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
+                                         long deadline) {
         while (true) {
+            if (attempt.cancelled) {
+                return VipReturn.INVALID_PARAMETER;
+            }
             long left = millisLeft(deadline);
             if (left == 0) {
                 return VipReturn.TIMEOUT;
@@ -499,6 +572,9 @@ public final class Vipl {
             throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
         }
         synchronized (nic.lock) {
+            if (nic.closed) {
+                throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
+            }
             try {
                 VipPtag p = new VipPtag(nic, nic.context.allocateProtectionDomain());
                 nic.ptags.add(p);
@@ -520,6 +596,15 @@ public final class Vipl {
             return VipReturn.INVALID_PARAMETER;
         }
         synchronized (nic.lock) {
+            if (!ptag.usableOn(nic)) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+            // regions whose RdmaArena was closed (which deregistered them) no longer use the tag
+            for (Object u : new java.util.ArrayList<>(ptag.users)) {
+                if (u instanceof VipMemHandle h && h.invalid()) {
+                    nic.forget(h);
+                }
+            }
             if (!ptag.users.isEmpty()) {
                 return VipReturn.ERROR_RESOURCE;
             }
@@ -538,11 +623,19 @@ public final class Vipl {
     }
 
     /**
-     * VipRegisterMem (§9.5.3): registers {@code memory} (native memory the application owns; the
-     * Java form of VirtualAddress and Length) under the attributes' tag; every call gives a new
-     * handle. Local write access is always given; the RDMA enables become remote write/read access.
+     * VipRegisterMem (§9.5.3): registers {@code memory} (the Java form of VirtualAddress and Length)
+     * under the attributes' tag; every call gives a new handle. Local write access is always given;
+     * the RDMA enables become remote write/read access.
      *
-     * @throws VipException INVALID_PARAMETER (bad NIC, heap or empty memory), INVALID_PTAG, ERROR_RESOURCE
+     * <p>The memory must come from an open {@link dev.verbs4j.verbs.RdmaArena}, whose close
+     * deregisters every region over it before it frees the memory (the handle is then invalid,
+     * see {@link VipMemHandle}), or from {@link java.lang.foreign.Arena#global()}, which is never
+     * freed: so neither the NIC nor a remote peer can ever reach memory that was freed. Memory of
+     * any other arena (confined, shared, automatic) is INVALID_PARAMETER, the exception's message
+     * saying why, and nothing is registered.
+     *
+     * @throws VipException INVALID_PARAMETER (bad NIC; heap, empty or closed memory; memory of
+     *                      neither an RdmaArena nor the global arena), INVALID_PTAG, ERROR_RESOURCE
      */
     public static VipMemHandle registerMem(VipNic nic, MemorySegment memory, VipMemAttributes attributes) {
         if (bad(nic) || memory == null || !memory.isNative() || memory.byteSize() == 0 || attributes == null) {
@@ -553,11 +646,21 @@ public final class Vipl {
         }
         int access = access(attributes);
         synchronized (nic.lock) {
+            if (nic.closed) {
+                throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", "bad NIC handle");
+            }
+            if (!attributes.ptag().usableOn(nic)) {
+                throw fail(VipReturn.INVALID_PTAG, "VipRegisterMem", String.valueOf(attributes.ptag()));
+            }
             MemoryRegion mr;
             try {
                 mr = attributes.ptag().pd.register(memory, access);
             } catch (VerbsException e) {
                 throw fail(e.errno() == 14 ? VipReturn.INVALID_PARAMETER : VipReturn.ERROR_RESOURCE, "VipRegisterMem", e.getMessage());
+            } catch (IllegalArgumentException e) {
+                throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", "the memory is not of an open RdmaArena or the"
+                        + " global arena, so it could be freed while the NIC can reach it: allocate it from an RdmaArena"
+                        + " (whose close deregisters the region first) [" + e.getMessage() + "]");
             } catch (RuntimeException e) {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", e.getMessage());
             }
@@ -566,6 +669,10 @@ public final class Vipl {
                 throw fail(VipReturn.ERROR_RESOURCE, "VipRegisterMem", "the provider gives different local and remote keys");
             }
             VipMemHandle h = new VipMemHandle(nic, mr, memory, attributes);
+            VipMemHandle stale = nic.regions.get(h.value());
+            if (stale != null) {
+                nic.forget(stale); // its RdmaArena's close deregistered it, and the provider reuses its key
+            }
             nic.regions.put(h.value(), h);
             attributes.ptag().users.add(h);
             return h;
@@ -578,7 +685,8 @@ public final class Vipl {
      * protection error when the device reaches them (§3.2.1).
      *
      * @return SUCCESS; INVALID_PARAMETER (bad NIC or handle, or an address that is not the region's
-     *         base); ERROR_RESOURCE when the provider refuses to deregister it ({@code ibv_dereg_mr}
+     *         base, or a handle whose memory's RdmaArena was closed, which deregistered it already);
+     *         ERROR_RESOURCE when the provider refuses to deregister it ({@code ibv_dereg_mr}
      *         fails, e.g. while a memory window is bound to it). The handle is invalid afterwards
      *         either way: the library no longer uses the region, and the provider's region (which
      *         keeps the tag from being destroyed) is released with the NIC.
@@ -588,7 +696,11 @@ public final class Vipl {
             return VipReturn.INVALID_PARAMETER;
         }
         synchronized (nic.lock) {
-            if (handle.destroyed) {
+            if (handle.destroyed || nic.closed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
+            if (handle.invalid()) {
+                nic.forget(handle); // its RdmaArena's close deregistered it already
                 return VipReturn.INVALID_PARAMETER;
             }
             nic.regions.remove(handle.value());
@@ -620,7 +732,8 @@ public final class Vipl {
      * registration leaves the region as it was and gives ERROR_RESOURCE.
      *
      * @return SUCCESS, INVALID_PARAMETER (bad NIC or handle, an address that is not the region's
-     *         base, no attributes), INVALID_PTAG (a tag destroyed or of another NIC), ERROR_RESOURCE
+     *         base, no attributes, a handle whose memory's RdmaArena was closed), INVALID_PTAG (a
+     *         tag destroyed or of another NIC), ERROR_RESOURCE
      */
     public static VipReturn setMemAttributes(VipNic nic, long address, VipMemHandle handle, VipMemAttributes attributes) {
         if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address
@@ -632,8 +745,15 @@ public final class Vipl {
         }
         int access = access(attributes);
         synchronized (nic.lock) {
-            if (handle.destroyed) {
+            if (handle.destroyed || nic.closed) {
                 return VipReturn.INVALID_PARAMETER;
+            }
+            if (handle.invalid()) {
+                nic.forget(handle); // its RdmaArena's close deregistered it
+                return VipReturn.INVALID_PARAMETER;
+            }
+            if (!attributes.ptag().usableOn(nic)) {
+                return VipReturn.INVALID_PTAG;
             }
             VipPtag old = handle.attributes.ptag();
             if (old == attributes.ptag()) {
@@ -686,7 +806,7 @@ public final class Vipl {
 
     /** VipQueryMem (§9.8.5). @throws VipException INVALID_PARAMETER for a bad NIC, handle or address */
     public static VipMemAttributes queryMem(VipNic nic, long address, VipMemHandle handle) {
-        if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
+        if (bad(nic) || handle == null || handle.invalid() || handle.nic != nic || handle.address() != address) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipQueryMem", String.valueOf(handle));
         }
         return handle.attributes;
@@ -788,8 +908,15 @@ public final class Vipl {
         if (cq == null || cq.destroyed || out == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        synchronized (cq.nic.lock) {
-            return cq.take(out) ? VipReturn.SUCCESS : VipReturn.NOT_DONE;
+        try {
+            synchronized (cq.nic.lock) {
+                if (cq.destroyed) {
+                    return VipReturn.INVALID_PARAMETER;
+                }
+                return cq.take(out) ? VipReturn.SUCCESS : VipReturn.NOT_DONE;
+            }
+        } finally {
+            cq.nic.flushReports();
         }
     }
 
@@ -800,17 +927,21 @@ public final class Vipl {
         }
         long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
         while (true) {
-            synchronized (cq.nic.lock) {
-                if (cq.destroyed) {
-                    return VipReturn.INVALID_PARAMETER;
+            try {
+                synchronized (cq.nic.lock) {
+                    if (cq.destroyed) {
+                        return VipReturn.INVALID_PARAMETER;
+                    }
+                    if (cq.take(out)) {
+                        return VipReturn.SUCCESS;
+                    }
+                    cq.cq.requestNotify(false);
+                    if (cq.take(out)) {
+                        return VipReturn.SUCCESS;
+                    }
                 }
-                if (cq.take(out)) {
-                    return VipReturn.SUCCESS;
-                }
-                cq.cq.requestNotify(false);
-                if (cq.take(out)) {
-                    return VipReturn.SUCCESS;
-                }
+            } finally {
+                cq.nic.flushReports();
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -883,6 +1014,7 @@ public final class Vipl {
             }
             taken = cq.take(now);
         }
+        cq.nic.flushReports();
         if (taken) {
             Notifications.deliver(handler, context, cq, now);
             return VipReturn.SUCCESS;
@@ -911,6 +1043,9 @@ public final class Vipl {
             throw fail(VipReturn.ERROR_RESOURCE, "VipCreateCQ", entryCount + " > MaxCQEntries " + nic.device.maxCqe());
         }
         synchronized (nic.lock) {
+            if (nic.closed) {
+                throw fail(VipReturn.INVALID_PARAMETER, "VipCreateCQ", "bad NIC handle");
+            }
             CompletionChannel ch = null;
             try {
                 ch = nic.context.createCompletionChannel();
@@ -933,6 +1068,9 @@ public final class Vipl {
             return VipReturn.INVALID_PARAMETER;
         }
         synchronized (cq.nic.lock) {
+            if (cq.destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
             if (cq.attachedQueues > 0) {
                 return VipReturn.ERROR_RESOURCE;
             }
@@ -953,7 +1091,18 @@ public final class Vipl {
         if (cq == null || cq.destroyed || entryCount <= 0) {
             return VipReturn.INVALID_PARAMETER;
         }
+        try {
+            return resize(cq, entryCount);
+        } finally {
+            cq.nic.flushReports();
+        }
+    }
+
+    private static VipReturn resize(VipCq cq, long entryCount) {
         synchronized (cq.nic.lock) {
+            if (cq.destroyed) {
+                return VipReturn.INVALID_PARAMETER;
+            }
             cq.nic.poll(cq.cq);
             if (entryCount < cq.pending() || entryCount > cq.nic.device.maxCqe()) {
                 return VipReturn.ERROR_RESOURCE;
@@ -1046,8 +1195,10 @@ public final class Vipl {
 
     /**
      * VipErrorCallback (§9.9.1): {@code handler} receives the NIC's asynchronous errors, on the
-     * thread that detects them; null restores the default handler, which logs them
-     * ({@code System.Logger} "dev.verbs4j.vipl", WARNING).
+     * thread that detects them, before the call that detected them returns, and never while the
+     * library holds the NIC's lock (so the handler may call VIPL functions, and does not hold up
+     * other threads); null restores the default handler, which logs them ({@code System.Logger}
+     * "dev.verbs4j.vipl", WARNING).
      */
     public static VipReturn errorCallback(VipNic nic, Object context, VipErrorHandler handler) {
         if (bad(nic)) {

@@ -49,6 +49,19 @@
  * region deregistered while a descriptor using it is queued gives that descriptor
  * PROTECTION_ERROR (§3.2.1). Posting and dequeuing allocate no Java objects.
  *
+ * <h2>Memory and threads</h2>
+ * Memory registered with VipRegisterMem comes from an open {@link dev.verbs4j.verbs.RdmaArena} (or
+ * the global arena); any other memory is INVALID_PARAMETER. Closing the RdmaArena deregisters its
+ * regions before it frees the memory, so neither the NIC nor a peer ever reaches freed memory: the
+ * handles of those regions are then invalid (descriptors naming them complete with
+ * PROTECTION_ERROR, the memory functions return INVALID_PARAMETER), and a descriptor in the freed
+ * memory is INVALID_PARAMETER to post (DESCRIPTOR_ERROR when dequeued, if it was queued). Every
+ * function may be called from any thread: the NIC's lock orders them; a connection attempt
+ * changes its VI only under that lock and is cancelled by VipDisconnect, VipDestroyVi and
+ * VipCloseNic; blocking calls (the Wait functions, VipConnectWait, VipConnectPeerWait) hold no
+ * lock while they wait and end when what they wait on is destroyed; the error handler runs
+ * without the lock.
+ *
  * <h2>States</h2>
  * Idle → Pending Connect (ConnectRequest, ConnectAccept) → Connected; back to Idle on a failed
  * connect and on Disconnect (from any state; every queued descriptor completes with

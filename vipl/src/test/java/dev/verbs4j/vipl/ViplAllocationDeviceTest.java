@@ -1,11 +1,11 @@
 package dev.verbs4j.vipl;
 
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.util.concurrent.ExecutorService;
@@ -37,7 +37,7 @@ class ViplAllocationDeviceTest {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         VipNic nicA = Vipl.openNic(TestBed.hostA().device());
         VipNic nicB = Vipl.openNic(TestBed.hostB().device());
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             VipPtag tagA = Vipl.createPtag(nicA);
             VipPtag tagB = Vipl.createPtag(nicB);
             MemorySegment memA = arena.allocate(1 << 16, 4096);

@@ -1,6 +1,7 @@
 package dev.verbs4j.vipl;
 
-import java.lang.foreign.Arena;
+import dev.verbs4j.verbs.RdmaArena;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -30,7 +31,7 @@ final class ViplPeerMain {
     public static void main(String[] args) throws Exception {
         String device = args[0];
         String address = args[1];
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             VipNic nic = Vipl.openNic(device);
             VipPtag ptag = Vipl.createPtag(nic);
             MemorySegment data = arena.allocate(1 << 16, 4096);

@@ -3,6 +3,7 @@ package dev.verbs4j.vipl;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.MemoryWindow;
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -78,24 +79,26 @@ class ViplRulesDeviceTest extends ViplTwoHosts {
     }
 
     /**
-     * A descriptor whose memory (its arena) is closed: posting it is INVALID_PARAMETER; closed
+     * A descriptor whose memory (its RdmaArena) is closed: posting it is INVALID_PARAMETER; closed
      * while posted, its completion is dequeued with DESCRIPTOR_ERROR and the completions polled
-     * with it are not lost (the next receive gets its message).
+     * with it are not lost (the next receive gets its message). The close deregistered the
+     * region of the memory too: its handle is invalid (VipDeregisterMem INVALID_PARAMETER).
      */
     @Test
     void descriptorMemoryClosedWhilePosted() throws Exception {
         VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
         VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
         connect(c, s, new byte[]{'a', 'r', 'n'});
-        Arena small = Arena.ofShared();
+        RdmaArena small = RdmaArena.ofShared();
         MemorySegment mem = small.allocate(DESC_SIZE, 64);
         VipMemHandle memH = Vipl.registerMem(b.nic, mem, VipMemAttributes.of(b.ptag));
         VipDescriptor first = VipDescriptor.at(mem, 0, SEGS).sendReceive(0).addData(b.data.asSlice(0, 64), b.dataH);
         VipDescriptor second = b.desc(1).sendReceive(0).addData(b.data.asSlice(64, 64), b.dataH);
         assertThat(Vipl.postRecv(s, first, memH)).isEqualTo(VipReturn.SUCCESS);
         assertThat(Vipl.postRecv(s, second, b.descH)).isEqualTo(VipReturn.SUCCESS);
-        assertThat(Vipl.deregisterMem(b.nic, mem.address(), memH)).isEqualTo(VipReturn.SUCCESS);
-        small.close();
+        small.close(); // deregisters memH's region, then frees the memory
+        assertThat(memH.isDestroyed()).isTrue();
+        assertThat(Vipl.deregisterMem(b.nic, mem.address(), memH)).isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.postRecv(s, first, b.descH)).as("closed memory").isEqualTo(VipReturn.INVALID_PARAMETER);
         assertThat(Vipl.postSend(c, VipDescriptor.wrap(mem), a.descH)).as("closed memory").isEqualTo(VipReturn.INVALID_PARAMETER);
         // memory confined to another thread: INVALID_PARAMETER as well, and the queue is unchanged
@@ -144,7 +147,8 @@ class ViplRulesDeviceTest extends ViplTwoHosts {
         VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
         VipVi s = Vipl.createVi(b.nic, VipViAttributes.of(tag).withRdma(true, true), null, null);
         connect(c, s, new byte[]{'m', 'w'});
-        MemorySegment mem = arena.allocate(4096, 4096);
+        // global memory: its region stays registered (the provider refuses), which an RdmaArena's close would report
+        MemorySegment mem = Arena.global().allocate(4096, 4096);
         // registered as VipRegisterMem registers, with the right to bind memory windows added
         MemoryRegion mr = tag.pd.register(mem, Access.LOCAL_WRITE | Access.MW_BIND);
         VipMemHandle h = new VipMemHandle(b.nic, mr, mem, VipMemAttributes.of(tag));

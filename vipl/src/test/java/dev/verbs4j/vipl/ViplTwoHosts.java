@@ -1,11 +1,11 @@
 package dev.verbs4j.vipl;
 
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * The fixture of the VIPL device tests: a NIC on each of the two test hosts (client VIs on host A,
  * server VIs on host B, in one process), each with a tag, a data region with RDMA enabled and a
- * region of descriptors, all in one shared arena closed after the class; and the steps the tests
+ * region of descriptors, all in one RdmaArena closed after the class; and the steps the tests
  * share (connect, wait, tear down).
  */
 abstract class ViplTwoHosts {
@@ -68,7 +68,7 @@ abstract class ViplTwoHosts {
         }
     }
 
-    static Arena arena;
+    static RdmaArena arena;
     static Side a;
     static Side b;
     static ExecutorService pool;
@@ -87,7 +87,7 @@ abstract class ViplTwoHosts {
 
     @BeforeAll
     static void open() {
-        arena = Arena.ofShared();
+        arena = RdmaArena.ofShared();
         pool = Executors.newCachedThreadPool();
         a = side(TestBed.hostA());
         b = side(TestBed.hostB());

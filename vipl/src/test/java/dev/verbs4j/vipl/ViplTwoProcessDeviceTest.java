@@ -1,5 +1,6 @@
 package dev.verbs4j.vipl;
 
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -8,7 +9,6 @@ import org.junit.jupiter.api.Timeout;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
@@ -52,7 +52,7 @@ class ViplTwoProcessDeviceTest {
                 // the process ended
             }
         });
-        try (Arena arena = Arena.ofShared(); VipNic nic = Vipl.openNic(a.device())) {
+        try (RdmaArena arena = RdmaArena.ofShared(); VipNic nic = Vipl.openNic(a.device())) {
             // a new JVM is slow to start while other VMs share the host
             await(lines, "LISTENING", 240, all);
             VipPtag ptag = Vipl.createPtag(nic);

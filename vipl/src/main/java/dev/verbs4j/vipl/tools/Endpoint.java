@@ -1,5 +1,6 @@
 package dev.verbs4j.vipl.tools;
 
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.vipl.VipConnHandle;
 import dev.verbs4j.vipl.VipCq;
 import dev.verbs4j.vipl.VipCqEntry;
@@ -30,7 +31,7 @@ import java.util.stream.Stream;
 
 /**
  * One side of a tool's connection through the VIPL API: the NIC, a protection tag, the registered
- * regions (descriptors and data, in one shared arena this object owns and frees on {@link #close}),
+ * regions (descriptors and data, in one {@link RdmaArena} this object owns and frees on {@link #close}),
  * an optional CQ for the receive queue, and one VI; plus the bounded completion waits the tools use.
  */
 final class Endpoint implements AutoCloseable {
@@ -61,7 +62,7 @@ final class Endpoint implements AutoCloseable {
     private static final int DESC_SLOTS = 512;
 
     final ToolOptions o;
-    final Arena arena = Arena.ofShared();
+    final RdmaArena arena = RdmaArena.ofShared();
     final VipNic nic;
     final VipPtag ptag;
     final VipCq cq;
