@@ -21,6 +21,7 @@ import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairAttributes;
 import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequest;
@@ -32,7 +33,6 @@ import dev.verbs4j.verbs.WorkCompletions;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
@@ -115,7 +115,7 @@ final class Perftest {
     final PrintStream err;
 
     // the run's objects
-    private Arena arena;
+    private RdmaArena arena;
     private MemorySegment buf;
     private Context context;
     private ProtectionDomain pd;
@@ -429,7 +429,7 @@ final class Perftest {
             total += cacheLine; // a receive starts UD_ADDITION bytes before the cache line (the GRH)
         }
         try {
-            arena = Arena.ofShared();
+            arena = RdmaArena.ofShared();
             buf = arena.allocate(total, 4096);
         } catch (RuntimeException | OutOfMemoryError e) {
             throw exit("Couldn't allocate work buf.", 1);
@@ -1635,9 +1635,7 @@ final class Perftest {
         } else {
             closeQuietly(context);
         }
-        if (arena != null) {
-            arena.close();
-        }
+        closeQuietly(arena);
     }
 
     static void closeQuietly(AutoCloseable c) {

@@ -17,6 +17,7 @@ import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairAttributes;
 import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequests;
@@ -27,7 +28,6 @@ import dev.verbs4j.verbs.tools.Getopt;
 
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -382,7 +382,7 @@ public final class RPing {
         final Semaphore sem = new Semaphore(0);
         volatile State state = State.IDLE;
         volatile CmId childId;
-        Arena arena;
+        RdmaArena arena;
         ProtectionDomain pd;
         CompletionChannel channel;
         CompletionQueue cq;
@@ -496,7 +496,7 @@ public final class RPing {
 
     private int setupBuffers(Cb cb) {
         debug("rping_setup_buffers called on cb %s\n", Integer.toHexString(System.identityHashCode(cb)));
-        cb.arena = Arena.ofShared();
+        cb.arena = RdmaArena.ofShared();
         try {
             cb.recvBuf = cb.arena.allocate(INFO_SIZE, 8);
             cb.recvMr = cb.pd.register(cb.recvBuf, Access.LOCAL_WRITE);

@@ -3,13 +3,13 @@ package dev.verbs4j.rdmacm.tools;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.CmVerbs;
 import dev.verbs4j.verbs.MemoryRegion;
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 import dev.verbs4j.verbs.tools.Getopt;
 
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 
@@ -68,7 +68,7 @@ final class SyncExample {
         } else {
             out.print(name + ": device doesn't support IBV_SEND_INLINE, using sge sends\n");
         }
-        try (verbs; Arena arena = Arena.ofConfined(); WorkCompletions wc = new WorkCompletions(1)) {
+        try (verbs; RdmaArena arena = RdmaArena.ofShared(); WorkCompletions wc = new WorkCompletions(1)) {
             MemorySegment sendMsg = arena.allocate(MSG_SIZE);
             MemorySegment recvMsg = arena.allocate(MSG_SIZE);
             MemoryRegion mr;

@@ -17,6 +17,7 @@ import dev.verbs4j.verbs.QpState;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairAttributes;
 import dev.verbs4j.verbs.QueuePairEndpoint;
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequests;
@@ -27,7 +28,6 @@ import dev.verbs4j.verbs.WorkCompletions;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.math.BigDecimal;
@@ -79,7 +79,7 @@ abstract class PingPongBase {
     boolean validateBuf;
 
     // the run's objects
-    Arena bufferArena;
+    RdmaArena bufferArena;
     MemorySegment buf;
     Context context;
     CompletionChannel channel;
@@ -266,7 +266,7 @@ abstract class PingPongBase {
     /** The start of {@code pp_init_ctx()}: the page-aligned work buffer of {@code bytes} filled with {@code fill}, and the context. */
     final void openContext(Device device, long bytes, byte fill) throws Exit {
         try {
-            bufferArena = Arena.ofShared();
+            bufferArena = RdmaArena.ofShared();
             buf = bufferArena.allocate(Math.max(1, bytes), PAGE_SIZE);
         } catch (RuntimeException | OutOfMemoryError e) {
             throw exit("Couldn't allocate work buf.");
@@ -620,7 +620,7 @@ abstract class PingPongBase {
 
     /** Frees whatever is left, quietly (after a failure or an interrupt). */
     private void release() {
-        for (AutoCloseable c : new AutoCloseable[]{context, send, recv, wcs}) {
+        for (AutoCloseable c : new AutoCloseable[]{context, send, recv, wcs, bufferArena}) {
             if (c != null) {
                 try {
                     c.close();
@@ -628,9 +628,6 @@ abstract class PingPongBase {
                     // best effort on the way out
                 }
             }
-        }
-        if (bufferArena != null) {
-            bufferArena.close();
         }
     }
 
