@@ -15,7 +15,7 @@ record MisuseCase(String family, String name, Body body) {
     /** The code of a case. */
     @FunctionalInterface
     interface Body {
-        void run() throws Exception;
+        void run() throws Throwable;
     }
 
     MisuseCase {

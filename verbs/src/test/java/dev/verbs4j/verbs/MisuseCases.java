@@ -1,0 +1,40 @@
+package dev.verbs4j.verbs;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Every case of the misuse suite, family after family: after close and closed arguments ({@link
+ * MisuseAfterCloseCases}), concurrent close ({@link MisuseConcurrentCloseCases}), descriptor
+ * lifetimes ({@link MisuseDescriptorCases}), registered memory ({@link MisuseRegisteredMemoryCases})
+ * and seeded random stress ({@link MisuseStressCases}). Making the list runs no verbs call, so the
+ * parent JVM lists the cases that its children run.
+ */
+final class MisuseCases {
+
+    private MisuseCases() {
+    }
+
+    static List<MisuseCase> all() {
+        List<MisuseCase> all = new ArrayList<>();
+        all.addAll(MisuseAfterCloseCases.all());
+        all.addAll(MisuseConcurrentCloseCases.all());
+        all.addAll(MisuseDescriptorCases.all());
+        all.addAll(MisuseRegisteredMemoryCases.all());
+        all.addAll(MisuseStressCases.all());
+        return all;
+    }
+
+    /** The cases by name, in order. */
+    static Map<String, MisuseCase> byName() {
+        Map<String, MisuseCase> byName = new LinkedHashMap<>();
+        for (MisuseCase c : all()) {
+            if (byName.put(c.name(), c) != null) {
+                throw new IllegalStateException("two misuse cases are named " + c.name());
+            }
+        }
+        return byName;
+    }
+}
