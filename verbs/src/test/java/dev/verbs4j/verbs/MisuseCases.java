@@ -9,7 +9,8 @@ import java.util.Map;
  * Every case of the misuse suite, family after family: after close and closed arguments ({@link
  * MisuseAfterCloseCases}), concurrent close ({@link MisuseConcurrentCloseCases}), descriptor
  * lifetimes ({@link MisuseDescriptorCases}), registered memory ({@link MisuseRegisteredMemoryCases})
- * and seeded random stress ({@link MisuseStressCases}). Making the list runs no verbs call, so the
+ * and seeded random stress ({@link MisuseStressCases}); first, on request, the harness's own
+ * checks ({@link MisuseSelfTestCases}). Making the list runs no verbs call, so the
  * parent JVM lists the cases that its children run.
  */
 final class MisuseCases {
@@ -18,7 +19,7 @@ final class MisuseCases {
     }
 
     static List<MisuseCase> all() {
-        List<MisuseCase> all = new ArrayList<>();
+        List<MisuseCase> all = new ArrayList<>(MisuseSelfTestCases.all());
         all.addAll(MisuseAfterCloseCases.all());
         all.addAll(MisuseConcurrentCloseCases.all());
         all.addAll(MisuseDescriptorCases.all());

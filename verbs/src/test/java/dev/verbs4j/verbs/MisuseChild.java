@@ -13,7 +13,8 @@ import java.util.Map;
  * The child JVM of the misuse suite: runs the cases named in a file one after another and reports
  * each on standard output as {@code ##misuse START name}, then {@code ##misuse PASS name}, {@code
  * FAIL name: reason} or {@code SKIP name: reason}; {@code READY} once warmed up, {@code DONE} at the
- * end. The stack trace of a failure goes to standard error. Started by {@link MisuseChildProcess}.
+ * end. Standard error gets each case's name, how the library refused it ({@link MisuseExpect#note})
+ * and the stack trace of a failure. Started by {@link MisuseChildProcess}.
  */
 final class MisuseChild {
 
@@ -40,6 +41,7 @@ final class MisuseChild {
                 continue;
             }
             report("START " + name);
+            System.err.println("-- " + name);
             MisuseCase c = cases.get(name);
             if (c == null) {
                 report("FAIL " + name + ": no such case in this build");

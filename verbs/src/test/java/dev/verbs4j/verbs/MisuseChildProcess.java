@@ -51,6 +51,7 @@ final class MisuseChildProcess implements AutoCloseable {
                 // C1 only, one compiler thread, serial GC: under emulation (the Soft-RoCE VM) this
                 // starts a JVM in a third of the time and leaves the CPUs to the cases
                 "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1", "-XX:+UseSerialGC",
+                "-D" + MisuseSelfTestCases.PROPERTY + "=" + Boolean.getBoolean(MisuseSelfTestCases.PROPERTY),
                 "-cp", System.getProperty("java.class.path"),
                 MisuseChild.class.getName(), list.toAbsolutePath().toString()));
         ProcessBuilder pb = new ProcessBuilder(command)

@@ -27,6 +27,12 @@ final class MisuseExpect {
         void run() throws Throwable;
     }
 
+    /** Records on standard error (the child's log) how a misuse ended, for whoever reads the log. */
+    static void note(String what, Object outcome) {
+        String text = outcome instanceof Throwable t ? t.getClass().getSimpleName() + ": " + t.getMessage() : String.valueOf(outcome);
+        System.err.println("   " + what + " -> " + MisuseChild.oneLine(text));
+    }
+
     /** Whether {@code t} is one of the exceptions that refuse misuse clearly. */
     static boolean isClearRefusal(Throwable t) {
         return t instanceof IllegalStateException || t instanceof IllegalArgumentException
@@ -57,6 +63,7 @@ final class MisuseExpect {
         if (!isClearRefusal(t)) {
             throw new AssertionError(what + " threw " + t.getClass().getName() + " instead of a clear refusal: " + t.getMessage(), t);
         }
+        note(what, t);
         return t;
     }
 

@@ -169,6 +169,7 @@ final class MisuseLink implements AutoCloseable {
             throw new AssertionError("silent success: " + what + " was posted and completed successfully although it names a closed "
                     + closed.get(0).getSimpleName());
         }
+        MisuseExpect.note(what, "posted, completed with " + c.status());
         reconnect();
     }
 
@@ -197,6 +198,7 @@ final class MisuseLink implements AutoCloseable {
             throw new AssertionError(what + ": the receive completed successfully: the device wrote into the memory of a closed"
                     + " region");
         }
+        MisuseExpect.note(what, "the receive completed with " + c.status());
         reconnect();
     }
 
@@ -209,6 +211,7 @@ final class MisuseLink implements AutoCloseable {
             throw new AssertionError(what + ": the IllegalStateException does not name the closed " + closed.get(0).getSimpleName()
                     + ": " + t.getMessage(), t);
         }
+        MisuseExpect.note(what, t);
     }
 
     /** Sends {@code length} bytes from {@code mrA} at {@code offset} to {@code b}, signaled, with {@code wrId}. */
