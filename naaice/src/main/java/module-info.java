@@ -4,7 +4,7 @@
  * low-level client and the server with its kernels.
  */
 module dev.verbs4j.naaice {
-    requires dev.verbs4j.verbs;
+    requires transitive dev.verbs4j.verbs;
     requires dev.verbs4j.rdmacm;
 
     exports dev.verbs4j.naaice;

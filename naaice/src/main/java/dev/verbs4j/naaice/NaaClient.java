@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The low-level NAAICE client (the communication context of the NAAICE AP1 API): one RDMA
@@ -41,11 +42,20 @@ import java.util.Objects;
  * failure puts the context in {@link NaaState#ERROR} and keeps the cause ({@link #failure()}).
  *
  * <p>Memory: the parameter regions are the application's own native {@link MemorySegment}s,
- * registered in place (no copy); the application keeps them alive until {@link #close()}, and the
- * NAA writes output regions straight into them. The context owns everything else it creates (event
- * channel, connection id, protection domain, completion channel and queue, queue pair, the memory
- * registrations and its MRSP buffer) and frees it on {@link #close()}. Not thread-safe: one thread
- * drives a context.
+ * registered in place (no copy), and the NAA writes output regions straight into them. They must
+ * come from an open {@link dev.verbs4j.verbs.RdmaArena} (or the global arena): closing the arena
+ * deregisters the regions before it frees the memory, so neither the NIC nor the NAA can reach
+ * freed memory, and the context then fails at its next transfer; memory of any other arena is
+ * refused when the context registers it (before it connects), with a {@link NaaiceException}
+ * naming the parameter. Only output regions give the NAA remote write access. The context owns
+ * everything else it creates (event channel, connection id, protection domain, completion channel
+ * and queue, queue pair, the memory registrations and its MRSP buffer) and frees it on {@link
+ * #close()}.
+ *
+ * <p>Threads: one thread drives a context at a time; every method takes the context's lock, so a
+ * call from another thread (typically {@link #close()}) is safe: it waits for the call in progress
+ * (a blocking call lets go of the lock between slices of at most 100 ms), and the blocking call
+ * then ends with an {@link IllegalStateException} (the context is closed).
  */
 public final class NaaClient implements AutoCloseable {
 
@@ -53,7 +63,12 @@ public final class NaaClient implements AutoCloseable {
     public static final int DEFAULT_PORT = 12345;
 
     private static final System.Logger LOG = System.getLogger(NaaClient.class.getName());
-    private static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
+    /** The MRSP buffer: sent from and received into locally, never accessed by the NAA. */
+    private static final int MRSP_ACCESS = Access.LOCAL_WRITE;
+    /** An output parameter: the NAA writes it back. */
+    private static final int OUTPUT_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
+    /** Any other parameter: only read locally, by the RDMA writes to the NAA. */
+    private static final int INPUT_ACCESS = 0;
     private static final long WR_MRSP_RECV = 1;
     private static final long WR_MRSP_SEND = 2;
     private static final long WR_DATA_RECV = 3;
@@ -73,17 +88,24 @@ public final class NaaClient implements AutoCloseable {
         final MemorySegment segment;
         final long size;
         final int flags;
+        /** How errors name it: "parameter 1", or the middleware's "input 0", "output 1". */
+        final String label;
         long bytesToSend;
         MemoryRegion mr;
         long remoteAddress;
         int remoteRkey;
         long requestedAddress;
 
-        Region(MemorySegment segment, long size, int flags) {
+        Region(MemorySegment segment, long size, int flags, String label) {
             this.segment = segment;
             this.size = size;
             this.flags = flags;
+            this.label = label;
             this.bytesToSend = size;
+        }
+
+        int access() {
+            return (flags & RegionFlags.OUTPUT) != 0 ? OUTPUT_ACCESS : INPUT_ACCESS;
         }
 
         boolean internal() {
@@ -112,20 +134,32 @@ public final class NaaClient implements AutoCloseable {
         }
 
         /**
-         * Adds a parameter region: the application's native segment, registered in place, with
-         * {@link RegionFlags} (INPUT, OUTPUT, SINGLE_SEND; any combination, also none).
+         * Adds a parameter region: the application's native segment, of an open {@link
+         * dev.verbs4j.verbs.RdmaArena} or the global arena, registered in place, with {@link
+         * RegionFlags} (INPUT, OUTPUT, SINGLE_SEND; any combination, also none). Memory of another
+         * arena is refused when the context registers it (see {@link NaaClient}).
          */
         public Builder parameter(MemorySegment segment, int flags) {
+            return parameter(segment, flags, "parameter " + regions.stream().filter(r -> !r.internal()).count());
+        }
+
+        /** {@link #parameter(MemorySegment, int)} with the name errors give it. */
+        Builder parameter(MemorySegment segment, int flags, String label) {
+            Objects.requireNonNull(segment, label);
             if (!segment.isNative()) {
-                throw new IllegalArgumentException("a parameter region must be a native segment (it is registered in place)");
+                throw new IllegalArgumentException(label + ": a parameter region must be a native segment (it is registered in place)");
             }
             if (segment.byteSize() == 0 || segment.byteSize() > 0xffff_ffffL) {
-                throw new IllegalArgumentException("a parameter region has 1 .. 2^32-1 bytes, got " + segment.byteSize());
+                throw new IllegalArgumentException(label + ": a parameter region has 1 .. 2^32-1 bytes, got " + segment.byteSize());
             }
             if ((flags & RegionFlags.INTERNAL) != 0 || (flags & ~0x0e) != 0) {
-                throw new IllegalArgumentException("parameter flags are INPUT, OUTPUT, SINGLE_SEND; got " + RegionFlags.describe(flags));
+                throw new IllegalArgumentException(label + ": parameter flags are INPUT, OUTPUT, SINGLE_SEND; got "
+                        + RegionFlags.describe(flags));
             }
-            regions.add(new Region(segment, segment.byteSize(), flags));
+            if (!segment.scope().isAlive()) {
+                throw new IllegalArgumentException(label + ": its arena is already closed");
+            }
+            regions.add(new Region(segment, segment.byteSize(), flags, label));
             return this;
         }
 
@@ -149,7 +183,7 @@ public final class NaaClient implements AutoCloseable {
             if (size < 0 || size > 0xffff_ffffL) {
                 throw new IllegalArgumentException("an internal region has 0 .. 2^32-1 bytes, got " + size);
             }
-            regions.add(new Region(null, size, RegionFlags.INTERNAL));
+            regions.add(new Region(null, size, RegionFlags.INTERNAL, "internal region"));
             return this;
         }
 
@@ -220,6 +254,8 @@ public final class NaaClient implements AutoCloseable {
     private final WorkCompletions completions = new WorkCompletions(64);
     private NaaiceException failure;
     private boolean closed;
+    /** Held by every method: one thread at a time drives the context, and close() may come from any. */
+    private final ReentrantLock lock = new ReentrantLock();
 
     // connection and MRSP progress, for close(): a C NAA must see a region setup or an abort first
     private boolean established;
@@ -277,12 +313,22 @@ public final class NaaClient implements AutoCloseable {
 
     /** The current state. */
     public NaaState state() {
-        return machine.state();
+        lock.lock();
+        try {
+            return machine.state();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Why the context is in {@link NaaState#ERROR}, or null. */
     public NaaiceException failure() {
-        return failure;
+        lock.lock();
+        try {
+            return failure;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The NAA's address. */
@@ -297,38 +343,73 @@ public final class NaaClient implements AutoCloseable {
 
     /** The RPCs started on this connection. */
     public int rpcCount() {
-        return rpcs;
+        lock.lock();
+        try {
+            return rpcs;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The raw 32-bit immediate of the last reply (host order). */
     public int lastReplyImmediate() {
-        return replyImmediate;
+        lock.lock();
+        try {
+            return replyImmediate;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The return code of the last reply (0 = success), decoded as {@link Immediate#returnCode}. */
     public int lastReturnCode() {
-        return Immediate.returnCode(replyImmediate);
+        lock.lock();
+        try {
+            return Immediate.returnCode(replyImmediate);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The byte count of the last reply's completion: the length of the NAA's final write only. */
     public long bytesReceived() {
-        return Integer.toUnsignedLong(replyBytes);
+        lock.lock();
+        try {
+            return Integer.toUnsignedLong(replyBytes);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Nanoseconds from {@link #startConnect} to the end of the region setup. */
     public long setupNanos() {
-        return setupNanos;
+        lock.lock();
+        try {
+            return setupNanos;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Nanoseconds of the last finished RPC, from its start to the NAA's reply. */
     public long lastRpcNanos() {
-        return lastRpcNanos;
+        lock.lock();
+        try {
+            return lastRpcNanos;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Sets the three user bytes U0, U1, U2 of the next RPCs' immediates (default 0). */
     public void setUserBytes(int u0, int u1, int u2) {
-        Immediate.request(1, u0, u1, u2);
-        this.userData = (u2 << 24) | (u1 << 16) | (u0 << 8);
+        lock.lock();
+        try {
+            Immediate.request(1, u0, u1, u2);
+            this.userData = (u2 << 24) | (u1 << 16) | (u0 << 8);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -336,57 +417,73 @@ public final class NaaClient implements AutoCloseable {
      * value restores the full size. The NAA still writes outputs back at their full size.
      */
     public void setBytesToSend(int index, long bytes) {
-        Region r = params.get(index);
-        if (bytes > r.size) {
-            throw new IllegalArgumentException("parameter " + index + " has " + r.size + " bytes, cannot send " + bytes);
+        lock.lock();
+        try {
+            Region r = params.get(index);
+            if (bytes > r.size) {
+                throw new IllegalArgumentException("parameter " + index + " has " + r.size + " bytes, cannot send " + bytes);
+            }
+            r.bytesToSend = bytes < 0 ? r.size : bytes;
+        } finally {
+            lock.unlock();
         }
-        r.bytesToSend = bytes < 0 ? r.size : bytes;
     }
 
     // ---------------------------------------------------------------- non-blocking steps
 
     /** INIT: starts resolving the NAA's address; {@link #progress()} then moves to READY and CONNECTED. */
     public void startConnect() {
-        expect(NaaState.INIT, "startConnect");
-        connectStart = System.nanoTime();
+        lock.lock();
         try {
-            id.resolveAddress(local, naa, addressTimeout);
-        } catch (RuntimeException e) {
-            throw fail(NaaiceException.Reason.LOCAL, 0, "cannot resolve " + naa, e);
+            expect(NaaState.INIT, "startConnect");
+            connectStart = System.nanoTime();
+            try {
+                id.resolveAddress(local, naa, addressTimeout);
+            } catch (RuntimeException e) {
+                throw fail(NaaiceException.Reason.LOCAL, 0, "cannot resolve " + naa, e);
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
     /**
-     * CONNECTED: registers the parameter regions in place, posts the receive for the answer and
-     * sends the advertise+request; {@link #progress()} then moves to MRSP_RECEIVING and MRSP_DONE.
+     * CONNECTED: posts the receive for the answer and sends the advertise+request with the
+     * parameter regions (registered in place when the address was resolved); {@link #progress()}
+     * then moves to MRSP_RECEIVING and MRSP_DONE.
      */
     public void startRegionSetup() {
-        expect(NaaState.CONNECTED, "startRegionSetup");
+        lock.lock();
         try {
-            List<MrspMessage.RequestEntry> entries = new ArrayList<>();
-            for (Region r : params) {
-                r.mr = pd.register(r.segment, ACCESS);
-                entries.add(new MrspMessage.RequestEntry(r.flags, r.requestedAddress, r.mr.address(), r.mr.rkey(), r.size));
+            expect(NaaState.CONNECTED, "startRegionSetup");
+            try {
+                List<MrspMessage.RequestEntry> entries = new ArrayList<>();
+                for (Region r : params) {
+                    // every region's rkey travels (the C NAA takes them as given); only an output's lets the NAA write
+                    entries.add(new MrspMessage.RequestEntry(r.flags, r.requestedAddress, r.mr.address(), r.mr.rkey(), r.size));
+                }
+                for (Region r : internals) {
+                    entries.add(new MrspMessage.RequestEntry(RegionFlags.INTERNAL, r.requestedAddress, 0, 0, r.size));
+                }
+                // The answer lands in the first half of the buffer, the request goes from the second half.
+                long half = mrspBuffer.length() / 2;
+                receives.get(0).wrId(WR_MRSP_RECV).sge(mrspBuffer, 0, (int) half);
+                qp.postReceive(receives, 1);
+                int len = Mrsp.encode(new MrspMessage.Request(entries), mrspBuffer.segment().asSlice(half));
+                sends.get(0).wrId(WR_MRSP_SEND).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
+                        .sge(mrspBuffer, half, len);
+                mrspSendDone = false;
+                mrspAnswer = null;
+                machine.moveTo(NaaState.MRSP_SENDING);
+                qp.postSend(sends, 1);
+                requestPosted = true;
+            } catch (NaaiceException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                throw fail(NaaiceException.Reason.LOCAL, 0, "cannot start the region setup: " + e.getMessage(), e);
             }
-            for (Region r : internals) {
-                entries.add(new MrspMessage.RequestEntry(RegionFlags.INTERNAL, r.requestedAddress, 0, 0, r.size));
-            }
-            receives.get(0).wrId(WR_MRSP_RECV).sge(mrspBuffer, 0, (int) mrspBuffer.length());
-            qp.postReceive(receives, 1);
-            // The request goes from the second half of the buffer: the answer may land in the first half meanwhile.
-            long half = mrspBuffer.length() / 2;
-            int len = Mrsp.encode(new MrspMessage.Request(entries), mrspBuffer.segment().asSlice(half));
-            sends.get(0).wrId(WR_MRSP_SEND).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
-                    .sge(mrspBuffer, half, len);
-            mrspSendDone = false;
-            mrspAnswer = null;
-            machine.moveTo(NaaState.MRSP_SENDING);
-            qp.postSend(sends, 1);
-            requestPosted = true;
-        } catch (NaaiceException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            throw fail(NaaiceException.Reason.LOCAL, 0, "cannot start the region setup", e);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -397,43 +494,48 @@ public final class NaaClient implements AutoCloseable {
      * then moves to DATA_RECEIVING and FINISHED.
      */
     public void startRpc(int fn) {
-        NaaState s = machine.state();
-        if (s == NaaState.ERROR && failure != null && failure.reason() == NaaiceException.Reason.NAA_RETURN_CODE) {
-            failure = null;
-        } else if (s != NaaState.MRSP_DONE && s != NaaState.FINISHED) {
-            throw new IllegalStateException("startRpc needs MRSP_DONE or FINISHED, the context is " + s
-                    + (failure != null ? " (" + failure.getMessage() + ")" : ""));
-        }
-        int imm = Immediate.request(fn) | userData;
+        lock.lock();
         try {
-            receives.get(0).wrId(WR_DATA_RECV).noSge();
-            qp.postReceive(receives, 1);
-            int n = 0;
-            for (Region r : params) {
-                if ((r.flags & RegionFlags.INPUT) == 0 || ((r.flags & RegionFlags.SINGLE_SEND) != 0 && rpcs > 0)) {
-                    continue;
-                }
-                SendRequest w = sends.get(n++).wrId(WR_WRITE).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
-                        .rdma(r.remoteAddress, r.remoteRkey);
-                if (r.bytesToSend > 0) {
-                    w.sge(r.mr, 0, (int) r.bytesToSend);
-                }
+            NaaState s = machine.state();
+            if (s == NaaState.ERROR && failure != null && failure.reason() == NaaiceException.Reason.NAA_RETURN_CODE) {
+                failure = null;
+            } else if (s != NaaState.MRSP_DONE && s != NaaState.FINISHED) {
+                throw new IllegalStateException("startRpc needs MRSP_DONE or FINISHED, the context is " + s
+                        + (failure != null ? " (" + failure.getMessage() + ")" : ""));
             }
-            if (n == 0) {
-                // Nothing to write: a zero-length write-with-imm to NAA region 0 still starts the RPC.
-                Region r0 = params.get(0);
-                sends.get(n++).wrId(WR_WRITE).rdma(r0.remoteAddress, r0.remoteRkey);
+            int imm = Immediate.request(fn) | userData;
+            try {
+                receives.get(0).wrId(WR_DATA_RECV).noSge();
+                qp.postReceive(receives, 1);
+                int n = 0;
+                for (Region r : params) {
+                    if ((r.flags & RegionFlags.INPUT) == 0 || ((r.flags & RegionFlags.SINGLE_SEND) != 0 && rpcs > 0)) {
+                        continue;
+                    }
+                    SendRequest w = sends.get(n++).wrId(WR_WRITE).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                            .rdma(r.remoteAddress, r.remoteRkey);
+                    if (r.bytesToSend > 0) {
+                        w.sge(r.mr, 0, (int) r.bytesToSend);
+                    }
+                }
+                if (n == 0) {
+                    // Nothing to write: a zero-length write-with-imm to NAA region 0 still starts the RPC.
+                    Region r0 = params.get(0);
+                    sends.get(n++).wrId(WR_WRITE).rdma(r0.remoteAddress, r0.remoteRkey);
+                }
+                sends.at(n - 1).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).immediateData(imm);
+                writesExpected = n;
+                writesDone = 0;
+                replySeen = false;
+                rpcs++;
+                rpcStart = System.nanoTime();
+                machine.moveTo(NaaState.DATA_SENDING);
+                qp.postSend(sends, n);
+            } catch (RuntimeException e) {
+                throw fail(NaaiceException.Reason.LOCAL, 0, "cannot start RPC " + (rpcs + 1) + ": " + e.getMessage(), e);
             }
-            sends.at(n - 1).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).immediateData(imm);
-            writesExpected = n;
-            writesDone = 0;
-            replySeen = false;
-            rpcs++;
-            rpcStart = System.nanoTime();
-            machine.moveTo(NaaState.DATA_SENDING);
-            qp.postSend(sends, n);
-        } catch (RuntimeException e) {
-            throw fail(NaaiceException.Reason.LOCAL, 0, "cannot start RPC " + (rpcs + 1), e);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -442,46 +544,56 @@ public final class NaaClient implements AutoCloseable {
      * completion queue, moving the state machine. Returns the state afterwards.
      */
     public NaaState progress() {
-        if (closed || machine.state() == NaaState.ERROR && failure != null
-                && failure.reason() != NaaiceException.Reason.NAA_RETURN_CODE) {
-            return machine.state();
-        }
+        lock.lock();
         try {
-            CmEvent ev;
-            while ((ev = events.tryGetEvent()) != null) {
-                handle(ev);
+            if (closed || machine.state() == NaaState.ERROR && failure != null
+                    && failure.reason() != NaaiceException.Reason.NAA_RETURN_CODE) {
+                return machine.state();
             }
-            if (cq != null) {
-                drain();
+            try {
+                CmEvent ev;
+                while ((ev = events.tryGetEvent()) != null) {
+                    handle(ev);
+                }
+                if (cq != null) {
+                    drain();
+                }
+            } catch (NaaiceException e) {
+                // the context is in ERROR
+            } catch (RuntimeException e) {
+                fail(NaaiceException.Reason.LOCAL, 0, "progress failed", e);
             }
-        } catch (NaaiceException e) {
-            // the context is in ERROR
-        } catch (RuntimeException e) {
-            fail(NaaiceException.Reason.LOCAL, 0, "progress failed", e);
+            return machine.state();
+        } finally {
+            lock.unlock();
         }
-        return machine.state();
     }
 
     /**
      * One progress round that may wait: progresses, and if that moved nothing and the context is
      * still working towards a state, sleeps on the completion or event channel for at most {@code
-     * max} and progresses again. Never fails for running out of time (the caller owns the
-     * deadline). Returns the state afterwards.
+     * max} (and at most 100 ms, the lock held meanwhile) and progresses again. Never fails for
+     * running out of time (the caller owns the deadline). Returns the state afterwards.
      */
     public NaaState progress(Duration max) {
-        NaaState before = progress();
-        if (closed || before == NaaState.ERROR || before == NaaState.FINISHED || before == NaaState.MRSP_DONE
-                || before == NaaState.CONNECTED || before == NaaState.DISCONNECTED) {
-            return before;
-        }
+        lock.lock();
         try {
-            waitSlice(Math.max(1, max.toNanos()));
-        } catch (NaaiceException e) {
-            // in ERROR
-        } catch (RuntimeException e) {
-            fail(NaaiceException.Reason.LOCAL, 0, "waiting for progress failed", e);
+            NaaState before = progress();
+            if (closed || before == NaaState.ERROR || before == NaaState.FINISHED || before == NaaState.MRSP_DONE
+                    || before == NaaState.CONNECTED || before == NaaState.DISCONNECTED) {
+                return before;
+            }
+            try {
+                waitSlice(Math.max(1, Math.min(SLICE_NANOS, max.toNanos())));
+            } catch (NaaiceException e) {
+                // in ERROR
+            } catch (RuntimeException e) {
+                fail(NaaiceException.Reason.LOCAL, 0, "waiting for progress failed", e);
+            }
+            return progress();
+        } finally {
+            lock.unlock();
         }
-        return progress();
     }
 
     // ---------------------------------------------------------------- blocking steps
@@ -520,21 +632,28 @@ public final class NaaClient implements AutoCloseable {
     public void await(NaaState target, Duration timeout, String what) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            NaaState s = progress();
-            if (s == target) {
-                return;
+            // the lock is held for one slice at a time: a close() from another thread gets in between
+            lock.lock();
+            try {
+                NaaState s = progress();
+                if (s == target) {
+                    return;
+                }
+                if (s == NaaState.ERROR) {
+                    throw failure;
+                }
+                if (s == NaaState.DISCONNECTED) {
+                    throw new IllegalStateException("the context is closed");
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw fail(NaaiceException.Reason.TIMEOUT, 0, what + " did not finish within " + timeout + " (state " + s + ")",
+                            null);
+                }
+                waitSlice(Math.min(left, SLICE_NANOS));
+            } finally {
+                lock.unlock();
             }
-            if (s == NaaState.ERROR) {
-                throw failure;
-            }
-            if (s == NaaState.DISCONNECTED) {
-                throw new IllegalStateException("the context is closed");
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                throw fail(NaaiceException.Reason.TIMEOUT, 0, what + " did not finish within " + timeout + " (state " + s + ")", null);
-            }
-            waitSlice(Math.min(left, SLICE_NANOS));
         }
     }
 
@@ -603,13 +722,30 @@ public final class NaaClient implements AutoCloseable {
         }
     }
 
+    /**
+     * The verbs resources, once the address (and so the device) is known; and the parameter
+     * regions registered, so that memory that cannot be registered fails the context before it
+     * connects (the NAA never sees a connection without a region setup).
+     */
     private void createResources() {
         pd = id.context().allocateProtectionDomain();
         completionChannel = id.context().createCompletionChannel();
         int depth = params.size() + 4;
         cq = id.context().createCompletionQueue(2 * depth + 8, completionChannel, 0);
         qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(depth).maxRecvWr(4).maxSendSge(1).maxRecvSge(1));
-        mrspBuffer = pd.allocateRegion(2L * Mrsp.MAX_MESSAGE, ACCESS);
+        mrspBuffer = pd.allocateRegion(2L * Mrsp.MAX_MESSAGE, MRSP_ACCESS);
+        for (Region r : params) {
+            try {
+                r.mr = pd.register(r.segment, r.access());
+            } catch (IllegalArgumentException e) {
+                throw fail(NaaiceException.Reason.LOCAL, 0, r.label + ": its memory is not of an open RdmaArena or the global"
+                        + " arena, so it could be freed while the NAA can reach it; allocate it from an RdmaArena", e);
+            } catch (IllegalStateException e) {
+                throw fail(NaaiceException.Reason.LOCAL, 0, r.label + ": its memory is closed (" + e.getMessage() + ")", e);
+            } catch (RuntimeException e) {
+                throw fail(NaaiceException.Reason.LOCAL, 0, r.label + ": cannot register its " + r.size + " bytes", e);
+            }
+        }
     }
 
     /** Drains the completion queue; true when at least one completion was taken. */
@@ -744,53 +880,58 @@ public final class NaaClient implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (established && !peerDisconnected && qp != null) {
-            try {
-                if (!requestPosted) {
-                    abortRegionSetup();
-                } else if (!answerArrived) {
-                    awaitAnswer();
-                }
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.DEBUG, "NAAICE client to {0}: ending the region setup before closing failed: {1}",
-                        naa, e);
+        lock.lock();
+        try {
+            if (closed) {
+                return;
             }
-        }
-        NaaState s = machine.state();
-        if (s != NaaState.INIT && s != NaaState.READY && !(s == NaaState.ERROR && qp == null)) {
-            try {
-                id.disconnect();
-                long until = System.nanoTime() + 1_000_000_000L;
-                while (System.nanoTime() < until) {
-                    CmEvent ev = events.getEvent(Duration.ofMillis(100));
-                    if (ev != null && ev.type() == CmEventType.DISCONNECTED) {
-                        break;
+            closed = true;
+            if (established && !peerDisconnected && qp != null) {
+                try {
+                    if (!requestPosted) {
+                        abortRegionSetup();
+                    } else if (!answerArrived) {
+                        awaitAnswer();
+                    }
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "NAAICE client to {0}: ending the region setup before closing failed: {1}",
+                            naa, e);
+                }
+            }
+            NaaState s = machine.state();
+            if (s != NaaState.INIT && s != NaaState.READY && !(s == NaaState.ERROR && !established)) {
+                try {
+                    id.disconnect();
+                    long until = System.nanoTime() + 1_000_000_000L;
+                    while (System.nanoTime() < until) {
+                        CmEvent ev = events.getEvent(Duration.ofMillis(100));
+                        if (ev != null && ev.type() == CmEventType.DISCONNECTED) {
+                            break;
+                        }
+                    }
+                } catch (RuntimeException e) {
+                    // not connected (any more)
+                }
+            }
+            RuntimeException first = null;
+            for (AutoCloseable c : new AutoCloseable[]{id, cq, completionChannel, pd, events, sends, receives, completions}) {
+                if (c == null) {
+                    continue;
+                }
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    if (first == null) {
+                        first = e instanceof RuntimeException re ? re : new RuntimeException(e);
                     }
                 }
-            } catch (RuntimeException e) {
-                // not connected (any more)
             }
-        }
-        RuntimeException first = null;
-        for (AutoCloseable c : new AutoCloseable[]{id, cq, completionChannel, pd, events, sends, receives, completions}) {
-            if (c == null) {
-                continue;
+            machine.moveTo(NaaState.DISCONNECTED);
+            if (first != null) {
+                throw first;
             }
-            try {
-                c.close();
-            } catch (Exception e) {
-                if (first == null) {
-                    first = e instanceof RuntimeException re ? re : new RuntimeException(e);
-                }
-            }
-        }
-        machine.moveTo(NaaState.DISCONNECTED);
-        if (first != null) {
-            throw first;
+        } finally {
+            lock.unlock();
         }
     }
 

@@ -33,9 +33,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Threads: every method may be called from any thread; one lock serialises them, so the state
  * is never corrupted. {@link #invoke()} while an invocation is running fails with {@link
  * IllegalStateException} and changes nothing; {@link #await} holds the lock only for short slices,
- * so {@link #test()} from other threads keeps answering. Memory: the parameters are the
- * application's native segments, registered in place, kept alive by the application until {@link
- * #close()}; the handle owns its low-level {@link NaaClient} and frees it on close.
+ * so {@link #test()} and {@link #close()} from other threads keep answering. Memory: the
+ * parameters are the application's native segments, registered in place; they must come from an
+ * open {@link dev.verbs4j.verbs.RdmaArena} (or the global arena), whose close deregisters them
+ * before freeing the memory (the handle then fails at its next invocation, and the NAA can never
+ * write into freed memory). Memory of another arena fails {@link #create} with a {@link
+ * NaaiceException} naming the parameter ("input 0", "output 1"), before anything is connected.
+ * Only outputs are registered for the NAA to write. The handle owns its low-level {@link
+ * NaaClient} and frees it on close.
  */
 public final class NaaHandle implements AutoCloseable {
 
@@ -78,8 +83,12 @@ public final class NaaHandle implements AutoCloseable {
      * @param functionCode 1..127
      * @throws NaaiceException with {@link NaaiceException.Reason#CONFIGURATION} when no free item
      *                         serves the function or its parameter count is not the number of
-     *                         inputs; with the failure's reason when connecting or the region
+     *                         inputs; with {@link NaaiceException.Reason#LOCAL} naming the
+     *                         parameter when its memory is not of an open RdmaArena or the global
+     *                         arena; with the failure's reason when connecting or the region
      *                         setup failed (the item is free again then)
+     * @throws IllegalArgumentException for a parameter that is not native memory, is empty or
+     *                                  larger than 2^32-1 bytes, or whose arena is closed
      */
     public static NaaHandle create(NaaSpec spec, String localAddress, int functionCode, List<NaaParam> inputs,
                                    List<NaaParam> outputs, Duration timeout) {
@@ -104,11 +113,15 @@ public final class NaaHandle implements AutoCloseable {
             }
             List<MemorySegment> segments = new ArrayList<>();
             List<Integer> flags = new ArrayList<>();
-            for (NaaParam p : inputs) {
+            List<String> labels = new ArrayList<>();
+            for (int i = 0; i < inputs.size(); i++) {
+                NaaParam p = inputs.get(i);
                 segments.add(p.segment());
                 flags.add(RegionFlags.INPUT | (p.singleSend() ? RegionFlags.SINGLE_SEND : 0));
+                labels.add("input " + i);
             }
-            for (NaaParam p : outputs) {
+            for (int k = 0; k < outputs.size(); k++) {
+                NaaParam p = outputs.get(k);
                 int f = RegionFlags.OUTPUT | (p.singleSend() ? RegionFlags.SINGLE_SEND | RegionFlags.INPUT : 0);
                 int alias = -1;
                 for (int j = 0; j < inputs.size(); j++) {
@@ -119,13 +132,15 @@ public final class NaaHandle implements AutoCloseable {
                 }
                 if (alias >= 0) {
                     flags.set(alias, flags.get(alias) | f);
+                    labels.set(alias, labels.get(alias) + " (also output " + k + ")");
                 } else {
                     segments.add(p.segment());
                     flags.add(f);
+                    labels.add("output " + k);
                 }
             }
             for (int i = 0; i < segments.size(); i++) {
-                b.parameter(segments.get(i), flags.get(i));
+                b.parameter(segments.get(i), flags.get(i), labels.get(i));
             }
             client = b.build();
             long deadline = System.nanoTime() + timeout.toNanos();

@@ -6,9 +6,13 @@ import java.util.Objects;
 /**
  * One parameter of a middleware (AP2) function: the application's native segment, registered in
  * place, and whether it is sent only with the first invocation ({@code naa_param_t}). A plain
- * value; the application owns the segment and keeps it alive until the handle is closed.
+ * value; the application owns the segment. It must come from an open {@link
+ * dev.verbs4j.verbs.RdmaArena} (or the global arena): {@link NaaHandle#create} refuses memory of
+ * any other arena, which could be freed while the NIC or the NAA can still reach it, and closing
+ * the RdmaArena deregisters the parameter before its memory is freed (the handle fails at its
+ * next invocation).
  *
- * @param segment    the parameter's memory (native, 1 .. 2^32-1 bytes)
+ * @param segment    the parameter's memory (native, 1 .. 2^32-1 bytes, of an RdmaArena or the global arena)
  * @param singleSend send it only with the first invocation on the handle
  */
 public record NaaParam(MemorySegment segment, boolean singleSend) {

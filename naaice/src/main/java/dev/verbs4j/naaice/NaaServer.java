@@ -8,7 +8,9 @@ import dev.verbs4j.rdmacm.PortSpace;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -106,6 +108,8 @@ public final class NaaServer implements AutoCloseable {
     private final AtomicLong accepted = new AtomicLong();
     final AtomicLong rpcs = new AtomicLong();
     private volatile boolean stopping;
+    private final Object closeLock = new Object();
+    private boolean closed;
 
     private NaaServer(Builder b) {
         this.kernels = Map.copyOf(b.kernels);
@@ -217,22 +221,45 @@ public final class NaaServer implements AutoCloseable {
         connections.remove(c.id(), c);
     }
 
-    /** Stops listening, disconnects every client, waits for the workers and frees everything. */
+    /**
+     * Stops listening, disconnects every client, waits for the workers and frees everything;
+     * idempotent, and concurrent calls return once it is done. The event channel (and with it every
+     * connection's id) is closed only after the listener thread and every worker have exited: a
+     * worker still finishing an RPC is waited for (its connection is disconnected, so it stops at
+     * once after), never freed under it.
+     */
     @Override
     public void close() {
-        stopping = true;
-        try {
-            thread.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        synchronized (closeLock) {
+            if (closed) {
+                return;
+            }
+            stopping = true;
+            boolean interrupted = false;
+            if (thread != Thread.currentThread()) {
+                // the listener ends within one event wait (200 ms) and the event it is handling
+                while (thread.isAlive()) {
+                    try {
+                        thread.join();
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            }
+            // no connection is added from now on: the listener is gone
+            List<ServerConnection> live = new ArrayList<>(connections.values());
+            for (ServerConnection c : live) {
+                c.shutdown("server closing");
+            }
+            for (ServerConnection c : live) {
+                c.join();
+            }
+            events.close();
+            closed = true;
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
-        for (ServerConnection c : connections.values()) {
-            c.shutdown("server closing");
-        }
-        for (ServerConnection c : connections.values()) {
-            c.join();
-        }
-        events.close();
         LOG.log(System.Logger.Level.INFO, "NAAICE server stopped after {0} connections, {1} RPCs", accepted.get(), rpcs.get());
     }
 }

@@ -36,7 +36,12 @@ import java.util.List;
 final class ServerConnection implements Runnable {
 
     private static final System.Logger LOG = System.getLogger(NaaServer.class.getName());
-    private static final int ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
+    /** The MRSP buffer: sent from and received into locally, never accessed by the client. */
+    private static final int MRSP_ACCESS = Access.LOCAL_WRITE;
+    /** A region the client writes (INPUT). */
+    private static final int INPUT_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
+    /** Any other region: written by the kernel (the CPU) and read by the RDMA writes back to the client. */
+    private static final int OTHER_ACCESS = 0;
     private static final long WR_MRSP_RECV = 1;
     private static final long WR_MRSP_SEND = 2;
     private static final long WR_DATA_RECV = 3;
@@ -91,7 +96,7 @@ final class ServerConnection implements Runnable {
             int depth = server.maxRegions + 4;
             this.cq = id.context().createCompletionQueue(2 * depth + 16, channel, 0);
             this.qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(depth).maxRecvWr(8));
-            this.mrsp = pd.allocateRegion(2L * Mrsp.MAX_MESSAGE, ACCESS);
+            this.mrsp = pd.allocateRegion(2L * Mrsp.MAX_MESSAGE, MRSP_ACCESS);
             this.pd = pd;
             this.channel = channel;
             postMrspReceive();
@@ -154,17 +159,40 @@ final class ServerConnection implements Runnable {
         }
     }
 
+    /**
+     * Waits until the worker has exited (it frees the connection's resources as it goes), or
+     * frees them here when there is no worker. No timeout: after {@link #shutdown} the worker
+     * stops within one wait slice (100 ms) plus the kernel call in progress, if any; what it uses
+     * is never freed under it. Not from the worker itself.
+     */
     void join() {
         Thread w;
         synchronized (this) {
             w = worker;
         }
-        if (w != null) {
+        if (w == null) {
+            cleanup();
+            return;
+        }
+        if (w == Thread.currentThread()) {
+            return; // (a kernel closing its own server: the worker frees everything when it returns)
+        }
+        boolean interrupted = false;
+        long warnAt = System.nanoTime() + 10_000_000_000L;
+        while (w.isAlive()) {
             try {
-                w.join(5000);
+                w.join(1000);
             } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                interrupted = true;
             }
+            if (w.isAlive() && System.nanoTime() - warnAt > 0) {
+                LOG.log(System.Logger.Level.WARNING, "NAAICE connection {0}: still waiting for its worker to stop"
+                        + " (a kernel that does not return?)", number);
+                warnAt = System.nanoTime() + 10_000_000_000L;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -316,7 +344,9 @@ final class ServerConnection implements Runnable {
                 if (e.internal()) {
                     internals.add(internalMemory.allocate(Math.max(1, e.size()), 64).asSlice(0, e.size()));
                 } else {
-                    MemoryRegion mr = pd.allocateRegion(Math.max(1, e.size()), ACCESS);
+                    // the advertise carries every region's rkey; only an input's lets the client write
+                    int access = (e.flags() & RegionFlags.INPUT) != 0 ? INPUT_ACCESS : OTHER_ACCESS;
+                    MemoryRegion mr = pd.allocateRegion(Math.max(1, e.size()), access);
                     params.add(new ServerRegion(mr, e.flags(), e.hostAddress(), e.rkey(), e.size()));
                     advertise.add(new MrspMessage.AdvertiseEntry(mr.remoteAddress(), mr.rkey(), e.size()));
                 }

@@ -15,6 +15,7 @@ import dev.verbs4j.verbs.ProtectionDomain;
 import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequests;
@@ -26,7 +27,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -89,7 +89,7 @@ class NaaiceCloseDeviceTest {
                  ReceiveRequests recv = new ReceiveRequests(1, 1);
                  SendRequests send = new SendRequests(1, 1);
                  WorkCompletions wcs = new WorkCompletions(8);
-                 Arena arena = Arena.ofShared()) {
+                 RdmaArena arena = RdmaArena.ofShared()) {
                 QueuePair qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(8).maxRecvWr(8));
                 MemoryRegion buf = pd.allocateRegion(2 * C_BUFFER, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
                 List<MemoryRegion> regions = new ArrayList<>();
@@ -180,7 +180,7 @@ class NaaiceCloseDeviceTest {
     void closeRightAfterConnectSendsAnAbortWithSeAndWaitsBeforeDisconnecting() throws Exception {
         InetSocketAddress naa = naa(12371);
         try (EventChannel events = EventChannel.create(); CmId listener = events.createId(PortSpace.TCP);
-             Arena arena = Arena.ofShared()) {
+             RdmaArena arena = RdmaArena.ofShared()) {
             listener.bind(naa);
             listener.listen(4);
             CompletableFuture<Timeline> probe = probe(listener, events, Duration.ZERO);
@@ -211,7 +211,7 @@ class NaaiceCloseDeviceTest {
     void closeWithTheRequestUnansweredWaitsForTheAdvertise() throws Exception {
         InetSocketAddress naa = naa(12372);
         try (EventChannel events = EventChannel.create(); CmId listener = events.createId(PortSpace.TCP);
-             Arena arena = Arena.ofShared()) {
+             RdmaArena arena = RdmaArena.ofShared()) {
             listener.bind(naa);
             listener.listen(4);
             CompletableFuture<Timeline> probe = probe(listener, events, Duration.ofMillis(400));
@@ -236,7 +236,7 @@ class NaaiceCloseDeviceTest {
     void closeAfterTheRegionSetupSendsNothingMore() throws Exception {
         InetSocketAddress naa = naa(12373);
         try (EventChannel events = EventChannel.create(); CmId listener = events.createId(PortSpace.TCP);
-             Arena arena = Arena.ofShared()) {
+             RdmaArena arena = RdmaArena.ofShared()) {
             listener.bind(naa);
             listener.listen(4);
             CompletableFuture<Timeline> probe = probe(listener, events, Duration.ZERO);
@@ -256,7 +256,7 @@ class NaaiceCloseDeviceTest {
     @Test
     void theJavaNaaTakesTheAbortAndServesTheNextClient() throws Exception {
         InetSocketAddress naa = naa(12374);
-        try (NaaServer server = NaaServer.builder().bind(naa).start(); Arena arena = Arena.ofShared()) {
+        try (NaaServer server = NaaServer.builder().bind(naa).start(); RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment p = arena.allocate(4096);
             try (NaaClient c = NaaClient.builder(naa).localAddress(local()).inOut(p).build()) {
                 c.connect(WAIT);

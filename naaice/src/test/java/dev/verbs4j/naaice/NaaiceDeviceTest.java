@@ -1,5 +1,6 @@
 package dev.verbs4j.naaice;
 
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -7,7 +8,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -100,7 +100,7 @@ class NaaiceDeviceTest {
 
     @Test
     void oneRpcPerReferenceKernel() {
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment in = arena.allocate(4096);
             MemorySegment out = arena.allocate(1000);
             MemorySegment io = arena.allocate(3000);
@@ -141,7 +141,7 @@ class NaaiceDeviceTest {
     /** 100 RPCs on one connection; the single-send region goes only with the first; user bytes per RPC. */
     @Test
     void hundredRpcsSingleSendOnlyFirstAndUserBytes() {
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment once = arena.allocate(512);
             MemorySegment out = arena.allocate(64);
             fill(once, 7);
@@ -171,7 +171,7 @@ class NaaiceDeviceTest {
     /** Internal regions: NAA-only scratch of the requested size that persists across RPCs, not advertised. */
     @Test
     void internalRegions() {
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment out = arena.allocate(16);
             try (NaaClient c = NaaClient.builder(naa).localAddress(local).internal(12345).output(out).internal(4096).build()) {
                 c.connect(WAIT);
@@ -189,7 +189,7 @@ class NaaiceDeviceTest {
 
     @Test
     void thirtyTwoRegionsAndInternal() {
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             NaaClient.Builder b = NaaClient.builder(naa).localAddress(local).maxRequestEntries(33);
             MemorySegment[] p = new MemorySegment[32];
             for (int i = 0; i < 32; i++) {
@@ -211,7 +211,7 @@ class NaaiceDeviceTest {
 
     @Test
     void kernelErrorCodeReachesClientAndConnectionStaysUsable() {
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment io = arena.allocate(100);
             fill(io, 1);
             try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
@@ -236,7 +236,7 @@ class NaaiceDeviceTest {
 
     @Test
     void tooManyRegionsAndTooMuchMemoryAreMrspErrors() {
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             NaaClient.Builder b = NaaClient.builder(naa).localAddress(local).maxRequestEntries(255);
             for (int i = 0; i < 41; i++) {
                 b.input(arena.allocate(8));
@@ -262,7 +262,7 @@ class NaaiceDeviceTest {
 
     @Test
     void nonBlockingProgress() {
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment io = arena.allocate(256);
             fill(io, 200);
             try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
@@ -293,7 +293,7 @@ class NaaiceDeviceTest {
     @Test
     void nobodyListening() throws Exception {
         InetSocketAddress nowhere = new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), 12399);
-        try (Arena arena = Arena.ofShared(); NaaClient c = NaaClient.builder(nowhere).input(arena.allocate(8)).build()) {
+        try (RdmaArena arena = RdmaArena.ofShared(); NaaClient c = NaaClient.builder(nowhere).input(arena.allocate(8)).build()) {
             assertThatThrownBy(() -> c.connect(WAIT)).isInstanceOfSatisfying(NaaiceException.class,
                     e -> assertThat(e.reason()).isEqualTo(NaaiceException.Reason.CM_EVENT));
             assertThat(c.state()).isEqualTo(NaaState.ERROR);
@@ -310,7 +310,7 @@ class NaaiceDeviceTest {
     void sizesAcrossHostsAndOnOneDevice() throws Exception {
         long[] sizes = {1, 2, 63, 4097, 65536, (1 << 20) + 13, 4L << 20};
         for (InetSocketAddress from : new InetSocketAddress[]{local, at(TestBed.hostB(), 0)}) {
-            try (Arena arena = Arena.ofShared()) {
+            try (RdmaArena arena = RdmaArena.ofShared()) {
                 NaaClient.Builder b = NaaClient.builder(naa).localAddress(from);
                 MemorySegment[] p = new MemorySegment[sizes.length];
                 for (int i = 0; i < sizes.length; i++) {
@@ -336,7 +336,7 @@ class NaaiceDeviceTest {
     /** One RPC with a 64 MiB input/output parameter across hosts. */
     @Test
     void sixtyFourMiB() {
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment big = arena.allocate(64L << 20, 4096);
             fill(big, 0x5a);
             try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(big).build()) {
@@ -355,7 +355,7 @@ class NaaiceDeviceTest {
     void middleware() throws Exception {
         String b = TestBed.hostB().address();
         NaaSpec spec = NaaSpec.parse(b + ":" + PORT + ":1:2,nowhere:1:9:1," + b + "::2:1");
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment a = arena.allocate(1000);
             MemorySegment once = arena.allocate(300);
             MemorySegment out = arena.allocate(2000);
@@ -407,7 +407,7 @@ class NaaiceDeviceTest {
     void middlewareHandleFromSeveralThreads() throws Exception {
         String b = TestBed.hostB().address();
         NaaSpec spec = NaaSpec.parse(b + ":" + PORT + ":1:1");
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment io = arena.allocate(4096);
             fill(io, 0);
             try (NaaHandle h = NaaHandle.create(spec, TestBed.hostA().address(), 1, List.of(NaaParam.of(io)),
@@ -585,7 +585,7 @@ class NaaiceDeviceTest {
         long closed = 0;
         long accepted = 0;
         RawMrspClient raw = new RawMrspClient(naa, local, WAIT);
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment io = arena.allocate(256);
             for (int i = 0; i < messages; i++) {
                 if (raw.broken()) {
@@ -783,7 +783,7 @@ class NaaiceDeviceTest {
         for (int t = 0; t < clients; t++) {
             int me = t;
             ts[t] = Thread.ofPlatform().start(() -> {
-                try (Arena arena = Arena.ofShared()) {
+                try (RdmaArena arena = RdmaArena.ofShared()) {
                     MemorySegment io = arena.allocate(1 << 20, 4096);
                     try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
                         c.connect(Duration.ofSeconds(120));

@@ -2,6 +2,7 @@ package dev.verbs4j.naaice;
 
 import dev.verbs4j.naaice.tools.NaaiceClient;
 import dev.verbs4j.naaice.tools.NaaiceServer;
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
 import dev.verbs4j.verbs.tools.ToolRunner;
 import org.junit.jupiter.api.Tag;
@@ -10,7 +11,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -96,7 +96,7 @@ class NaaicePeerKilledDeviceTest {
             }
             assertThat(server.connectionCount()).as("connections after the client's SIGKILL").isZero();
             System.out.printf("the killed client's connection was freed after %d ms%n", (System.nanoTime() - killed) / 1_000_000);
-            try (Arena arena = Arena.ofShared()) {
+            try (RdmaArena arena = RdmaArena.ofShared()) {
                 MemorySegment io = arena.allocate(8 << 20, 4096);
                 io.fill((byte) 3);
                 try (NaaClient c = NaaClient.builder(naa).localAddress(new InetSocketAddress(InetAddress.getByName(
@@ -122,7 +122,7 @@ class NaaicePeerKilledDeviceTest {
             CompletableFuture<String> listening = lineStarting(server, "server", "naaice-server: listening");
             ToolRunner.awaitCmListening(port, Duration.ofSeconds(120));
             assertThat(listening.get(60, TimeUnit.SECONDS)).isNotNull();
-            try (Arena arena = Arena.ofShared()) {
+            try (RdmaArena arena = RdmaArena.ofShared()) {
                 MemorySegment io = arena.allocate(16 << 20, 4096);
                 io.fill((byte) 1);
                 InetSocketAddress naa = new InetSocketAddress(InetAddress.getByName(b), port);

@@ -2,11 +2,11 @@ package dev.verbs4j.naaice.tools;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.ReferenceKernels;
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.tools.Getopt;
 
 
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -128,7 +128,7 @@ public final class NaaiceBench {
 
     /** Connects with one in/out parameter of {@code size} bytes; returns the setup and the median RPC time in ns. */
     private static long[] measure(InetSocketAddress naa, InetSocketAddress local, long size, int fn, int repeat, Duration timeout) {
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment s = arena.allocate(size, 4096);
             NaaClient.Builder b = NaaClient.builder(naa).inOut(s);
             if (local != null) {

@@ -2,6 +2,7 @@ package dev.verbs4j.naaice.tools;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.NaaiceException;
+import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.tools.Getopt;
 
 import java.io.PrintStream;
@@ -95,7 +96,7 @@ public final class NaaiceClient {
             default -> -1;
         };
         InetSocketAddress naa = new InetSocketAddress(InetAddress.getByName(address), port);
-        try (Arena arena = Arena.ofShared()) {
+        try (RdmaArena arena = RdmaArena.ofShared()) {
             NaaClient.Builder b = NaaClient.builder(naa).maxRequestEntries(Math.max(1, Math.min(255, sizes.size())));
             if (localAddress != null) {
                 b.localAddress(new InetSocketAddress(InetAddress.getByName(localAddress), 0));
