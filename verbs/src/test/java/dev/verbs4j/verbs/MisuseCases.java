@@ -23,6 +23,9 @@ final class MisuseCases {
         all.addAll(MisuseAfterCloseCases.all());
         all.addAll(MisuseConcurrentCloseCases.all());
         all.addAll(MisuseDescriptorCases.all());
+        all.addAll(MisuseExtendedProtocolCases.all());
+        all.addAll(MisuseConfinementCases.all());
+        all.addAll(MisuseExtremeArgumentCases.all());
         all.addAll(MisuseRegisteredMemoryCases.all());
         all.addAll(MisuseStressCases.all());
         return all;

@@ -63,7 +63,10 @@ final class MisuseRegisteredMemoryCases {
         cases.add(receivePostedIntoClosedArena());
         cases.add(peerLoopWhileClosing(Opcode.RDMA_WRITE));
         cases.add(peerLoopWhileClosing(Opcode.RDMA_READ));
-        cases.add(windowBoundWhileClosing());
+        cases.add(windowBoundWhileClosing(MemoryWindow.Type.TYPE_2));
+        cases.add(windowBoundWhileClosing(MemoryWindow.Type.TYPE_1));
+        cases.add(type1WindowBoundWhenClosing(false));
+        cases.add(type1WindowBoundWhenClosing(true));
         cases.add(registerWhileClosing());
         cases.add(inlineFromArenaWhileClosing());
         cases.add(MisuseCase.of(FAMILY, "an RdmaArena closed twice, then allocated from", () -> {
@@ -260,27 +263,64 @@ final class MisuseRegisteredMemoryCases {
         });
     }
 
-    private static MisuseCase windowBoundWhileClosing() {
-        return MisuseCase.of(FAMILY, "closing an RdmaArena whose region has a memory window bound", () -> {
-            try (MisuseLink link = MisuseLink.open(QpType.RC); SendRequests s = new SendRequests(1, 1)) {
-                RdmaArena arena = RdmaArena.ofShared();
-                MemoryRegion mr = link.pd.register(arena.allocate(SIZE, 4096), MisuseFixture.ACCESS);
-                MemoryWindow mw = link.pd.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
-                int rkey = MemoryWindow.nextRkey(mw.rkey());
+    /** Binds a window of {@code type} over the first 4 KiB of {@code mr} for remote writes; its key. */
+    private static int bindWindow(MisuseLink link, MemoryWindow mw, MemoryRegion mr) {
+        int rkey;
+        if (mw.type() == MemoryWindow.Type.TYPE_1) {
+            rkey = mw.bind(link.b, mr, 0, 4096, Access.REMOTE_WRITE, 1, SendFlags.SIGNALED);
+        } else {
+            rkey = MemoryWindow.nextRkey(mw.rkey());
+            try (SendRequests s = new SendRequests(1, 1)) {
                 s.get(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, mr, 0, 4096, Access.REMOTE_WRITE);
                 link.b.postSend(s, 1);
-                expect(link.awaitOne(link.recvCq, "the bind").ok(), "the bind succeeds");
-                expect(rdma(link, Opcode.RDMA_WRITE, mr.remoteAddress(), rkey).ok(), "a write through the window succeeds");
+            }
+        }
+        expect(link.awaitOne(link.recvCq, "the bind").ok(), "the bind succeeds");
+        expect(rdma(link, Opcode.RDMA_WRITE, mr.remoteAddress(), rkey).ok(), "a write through the window succeeds");
+        return rkey;
+    }
+
+    private static MisuseCase windowBoundWhileClosing(MemoryWindow.Type type) {
+        return MisuseCase.of(FAMILY, "closing an RdmaArena whose region has a " + type + " memory window bound", () -> {
+            try (MisuseLink link = MisuseLink.open(QpType.RC)) {
+                RdmaArena arena = RdmaArena.ofShared();
+                MemoryRegion mr = link.pd.register(arena.allocate(SIZE, 4096), MisuseFixture.ACCESS);
+                MemoryWindow mw = link.pd.allocateMemoryWindow(type);
+                int rkey = bindWindow(link, mw, mr);
                 Throwable t = MisuseExpect.thrownBy(() -> {
                     arena.close();
                     return null;
                 });
                 MisuseExpect.clearOrNone("closing the RdmaArena", t);
+                MisuseExpect.note("closing the RdmaArena", t == null ? "closed" : t);
                 if (t == null) {
                     expect(mr.isClosed(), "the region closed with its RdmaArena");
                     expectRemoteAccessError(link, Opcode.RDMA_WRITE, mr.remoteAddress(), rkey);
                 } else {
                     expect(arena.scope().isAlive(), "an RdmaArena that could not deregister keeps its memory");
+                }
+            }
+        });
+    }
+
+    /**
+     * A type 1 window (allocated before the region, so that closing newest first reaches the
+     * region first) bound to a region by {@code MemoryWindow.bind} when the region or the whole
+     * context is closed: as for type 2 windows, the window must go first, the close succeed, and
+     * a write through the window's key fail.
+     */
+    private static MisuseCase type1WindowBoundWhenClosing(boolean wholeContext) {
+        String closed = wholeContext ? "the context" : "the region";
+        return MisuseCase.of(FAMILY, "closing " + closed + " while a TYPE_1 memory window is bound to a region", () -> {
+            try (MisuseLink link = MisuseLink.open(QpType.RC)) {
+                MemoryWindow mw = link.pd.allocateMemoryWindow(MemoryWindow.Type.TYPE_1);
+                MemoryRegion mr = link.pd.allocateRegion(SIZE, MisuseFixture.ACCESS);
+                int rkey = bindWindow(link, mw, mr);
+                if (wholeContext) {
+                    link.ctx.close();
+                } else {
+                    mr.close();
+                    expectRemoteAccessError(link, Opcode.RDMA_WRITE, mr.remoteAddress(), rkey);
                 }
             }
         });
