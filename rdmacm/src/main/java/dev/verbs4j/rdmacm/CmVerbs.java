@@ -17,9 +17,13 @@ import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.SharedReceiveQueue;
 import dev.verbs4j.verbs.WorkCompletions;
 
+import dev.verbs4j.verbs.RdmaArena;
+
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.UnaryOperator;
 
 /**
@@ -27,8 +31,17 @@ import java.util.function.UnaryOperator;
  * buffers on the queue pair's protection domain, post a single-buffer receive, send, RDMA read,
  * RDMA write or UD send, and wait for the next send or receive completion.
  *
- * <p>The posting methods reuse one preallocated work request each: they allocate nothing, and are
- * not meant for concurrent use (one thread posts sends, one posts receives, as in C).
+ * <p>The posting methods reuse one preallocated work request each: they allocate nothing. They are
+ * meant for one thread posting sends and one posting receives, as in C; further threads queue
+ * behind them (each request is filled and posted under a lock), and a close waits for a post in
+ * progress.
+ *
+ * <p>The registering methods register the application's buffer in place, as {@link
+ * ProtectionDomain#register} does: the buffer must come from an open {@link RdmaArena} (whose
+ * close deregisters the region before freeing the memory) or from {@link Arena#global()}, so that
+ * neither the device nor a peer can reach memory that was freed while registered. For memory of
+ * another arena, register it with {@link ProtectionDomain#registerUnchecked} on {@link
+ * #protectionDomain()} and keep it allocated until the region is closed.
  *
  * <p>{@link #getSendCompletion} and {@link #getReceiveCompletion} poll the send or receive
  * completion queue and, when it is empty, arm it and wait on its {@link CompletionChannel}, as
@@ -56,6 +69,9 @@ public final class CmVerbs extends NativeResource {
     private final NativeResource[] owned;
     private final SendRequests send = new SendRequests(1, 1);
     private final ReceiveRequests recv = new ReceiveRequests(1, 1);
+    /** Each request is filled and posted by one thread at a time. */
+    private final ReentrantLock sendLock = new ReentrantLock();
+    private final ReentrantLock recvLock = new ReentrantLock();
 
     private CmVerbs(CmId id, QueuePair qp, CompletionQueue sendCq, CompletionQueue recvCq, SharedReceiveQueue srq,
                     NativeResource... owned) {
@@ -160,19 +176,40 @@ public final class CmVerbs extends NativeResource {
         return recvCq;
     }
 
-    /** Registers {@code buffer} for sends and receives ({@code rdma_reg_msgs}: local write). */
+    /**
+     * Registers {@code buffer} for sends and receives ({@code rdma_reg_msgs}: local write).
+     *
+     * @throws IllegalArgumentException when {@code buffer} is not memory of an open {@link
+     *                                  RdmaArena} or of {@link Arena#global()} (see the class
+     *                                  documentation)
+     */
     public MemoryRegion registerMessages(MemorySegment buffer) {
-        return pd.register(buffer, Access.LOCAL_WRITE);
+        return register(buffer, Access.LOCAL_WRITE);
     }
 
-    /** Registers {@code buffer} as the target of peers' RDMA reads ({@code rdma_reg_read}). */
+    /**
+     * Registers {@code buffer} as the target of peers' RDMA reads ({@code rdma_reg_read}).
+     *
+     * @throws IllegalArgumentException as {@link #registerMessages}
+     */
     public MemoryRegion registerRead(MemorySegment buffer) {
-        return pd.register(buffer, Access.LOCAL_WRITE | Access.REMOTE_READ);
+        return register(buffer, Access.LOCAL_WRITE | Access.REMOTE_READ);
     }
 
-    /** Registers {@code buffer} as the target of peers' RDMA writes ({@code rdma_reg_write}). */
+    /**
+     * Registers {@code buffer} as the target of peers' RDMA writes ({@code rdma_reg_write}).
+     *
+     * @throws IllegalArgumentException as {@link #registerMessages}
+     */
     public MemoryRegion registerWrite(MemorySegment buffer) {
-        return pd.register(buffer, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        return register(buffer, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+    }
+
+    private MemoryRegion register(MemorySegment buffer, int access) {
+        try (Use held = use()) {
+            // ProtectionDomain.register takes only RdmaArena and global memory, and says so
+            return pd.register(buffer, access);
+        }
     }
 
     /**
@@ -180,12 +217,18 @@ public final class CmVerbs extends NativeResource {
      * request id ({@code rdma_post_recv}); to the SRQ when the helpers were given one.
      */
     public void postReceive(long context, MemorySegment buffer, MemoryRegion mr) {
-        ensureOpen();
-        recv.get(0).wrId(context).sge(mr, offset(buffer, mr), length(buffer));
-        if (srq != null) {
-            srq.postReceive(recv, 1);
-        } else {
-            qp.postReceive(recv, 1);
+        try (Use held = use()) {
+            recvLock.lock();
+            try {
+                recv.get(0).wrId(context).sge(mr, offset(buffer, mr), length(buffer));
+                if (srq != null) {
+                    srq.postReceive(recv, 1);
+                } else {
+                    qp.postReceive(recv, 1);
+                }
+            } finally {
+                recvLock.unlock();
+            }
         }
     }
 
@@ -194,14 +237,13 @@ public final class CmVerbs extends NativeResource {
      * INLINE send (the INLINE flag is then added).
      */
     public void postSend(long context, MemorySegment buffer, MemoryRegion mr, int flags) {
-        qp.postSend(request(context, Opcode.SEND, buffer, mr, flags), 1);
+        post(context, Opcode.SEND, buffer, mr, flags, 0, 0, null, 0);
     }
 
     /** Posts an RDMA READ from {@code remoteAddress}/{@code rkey} into {@code buffer} ({@code rdma_post_read}). */
     public void postRead(long context, MemorySegment buffer, MemoryRegion mr, int flags, long remoteAddress, int rkey) {
         Objects.requireNonNull(mr, "an RDMA read needs the memory region of its local buffer");
-        request(context, Opcode.RDMA_READ, buffer, mr, flags).at(0).rdma(remoteAddress, rkey);
-        qp.postSend(send, 1);
+        post(context, Opcode.RDMA_READ, buffer, mr, flags, remoteAddress, rkey, null, 0);
     }
 
     /**
@@ -209,8 +251,7 @@ public final class CmVerbs extends NativeResource {
      * rdma_post_write}); {@code mr} may be null for an INLINE write.
      */
     public void postWrite(long context, MemorySegment buffer, MemoryRegion mr, int flags, long remoteAddress, int rkey) {
-        request(context, Opcode.RDMA_WRITE, buffer, mr, flags).at(0).rdma(remoteAddress, rkey);
-        qp.postSend(send, 1);
+        post(context, Opcode.RDMA_WRITE, buffer, mr, flags, remoteAddress, rkey, null, 0);
     }
 
     /**
@@ -218,19 +259,37 @@ public final class CmVerbs extends NativeResource {
      * Q_Key {@link #RDMA_UDP_QKEY} ({@code rdma_post_ud_send}); {@code mr} may be null for INLINE.
      */
     public void postUdSend(long context, MemorySegment buffer, MemoryRegion mr, int flags, AddressHandle ah, int remoteQpn) {
-        request(context, Opcode.SEND, buffer, mr, flags).at(0).ud(ah, remoteQpn, RDMA_UDP_QKEY);
-        qp.postSend(send, 1);
+        Objects.requireNonNull(ah, "a UD send needs the address handle of its destination");
+        post(context, Opcode.SEND, buffer, mr, flags, 0, 0, ah, remoteQpn);
     }
 
-    private SendRequests request(long context, Opcode opcode, MemorySegment buffer, MemoryRegion mr, int flags) {
-        ensureOpen();
+    /** Fills the one send request and posts it, holding this object and the request. */
+    private void post(long context, Opcode opcode, MemorySegment buffer, MemoryRegion mr, int flags, long remoteAddress,
+                      int rkey, AddressHandle ah, int remoteQpn) {
+        try (Use held = use()) {
+            sendLock.lock();
+            try {
+                SendRequest wr = request(context, opcode, buffer, mr, flags);
+                if (opcode != Opcode.SEND) {
+                    wr.rdma(remoteAddress, rkey);
+                } else if (ah != null) {
+                    wr.ud(ah, remoteQpn, RDMA_UDP_QKEY);
+                }
+                qp.postSend(send, 1);
+            } finally {
+                sendLock.unlock();
+            }
+        }
+    }
+
+    private SendRequest request(long context, Opcode opcode, MemorySegment buffer, MemoryRegion mr, int flags) {
         SendRequest wr = send.get(0).wrId(context).opcode(opcode).flags(flags);
         if (mr == null) {
             wr.inline(buffer);
         } else {
             wr.sge(mr, offset(buffer, mr), length(buffer));
         }
-        return send;
+        return wr;
     }
 
     /**
