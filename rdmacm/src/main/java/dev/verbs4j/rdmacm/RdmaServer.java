@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A listening RDMA endpoint, the server socket of this library: it binds a connection manager id
@@ -356,15 +357,12 @@ public final class RdmaServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        synchronized (this) {
-            if (!dispatcher.isAlive() && wakeFdOpen) {
-                wakeFdOpen = false;
-                Libc.close(wakeFd);
-            }
+        if (!dispatcher.isAlive() && wakeFdOpen.compareAndSet(true, false)) {
+            Libc.close(wakeFd);
         }
     }
 
-    private boolean wakeFdOpen = true;
+    private final AtomicBoolean wakeFdOpen = new AtomicBoolean(true);
 
     @Override
     public String toString() {
