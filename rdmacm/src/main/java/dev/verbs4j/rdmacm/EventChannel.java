@@ -23,7 +23,9 @@ import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * A connection manager event channel ({@code struct rdma_event_channel}, from {@code
@@ -31,14 +33,35 @@ import java.util.concurrent.atomic.AtomicInteger;
  * copied and acknowledged as they are taken ({@link #getEvent}), so an id can always be destroyed.
  * Its file descriptor is non-blocking and may be watched with poll/epoll. The channel owns its
  * native object; closing it closes its ids first and wakes threads blocked in {@link #getEvent}.
+ *
+ * <p>Taking an event ({@code rdma_get_cm_event} and {@code rdma_ack_cm_event}) holds the channel
+ * open, so a close from another thread waits for it; a thread waiting in {@link #getEvent} only
+ * sleeps on the file descriptors and is woken by the close, which frees the channel once every
+ * such waiter has left (it then throws {@link IllegalStateException}).
  */
 public final class EventChannel extends NativeResource {
 
     private final MemorySegment channel;
     private final int fd;
     private final int wakeFd;
+    private final int[] pollFds;
+    /**
+     * The ids whose native object names this channel, from their creation (or migration here)
+     * until {@code rdma_destroy_id} returned (or they migrated away): {@link #destroy} waits
+     * until it is empty, also for an id that another thread is still destroying.
+     */
     private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
-    private final AtomicInteger waiters = new AtomicInteger();
+    /** Threads sleeping in poll() on {@link #fd} and {@link #wakeFd}: {@link #destroy} wakes them and waits. */
+    private final ReentrantLock waitLock = new ReentrantLock();
+    /** Signalled when the last waiter has left, and when the last id has gone. */
+    private final Condition idle = waitLock.newCondition();
+    private int waiters;
+    /**
+     * {@code rdma_get_cm_event} works on the queue pair of some events' ids (CONNECT_RESPONSE moves
+     * it to RTR and RTS, REJECTED to ERR, MULTICAST_JOIN attaches it): taking an event holds this
+     * for reading, destroying the queue pair of an id on this channel for writing.
+     */
+    final ReentrantReadWriteLock qpGuard = new ReentrantReadWriteLock();
 
     private EventChannel() {
         super(null);
@@ -46,8 +69,14 @@ public final class EventChannel extends NativeResource {
         this.channel = Native.sized(Cma.callPointer(Cma.CREATE_EVENT_CHANNEL, "rdma_create_event_channel", "new channel"),
                 rdma_event_channel.sizeof());
         this.fd = rdma_event_channel.fd(channel);
-        Libc.setNonBlocking(fd, true);
-        this.wakeFd = Libc.eventfd();
+        try {
+            Libc.setNonBlocking(fd, true);
+            this.wakeFd = Libc.eventfd();
+        } catch (RuntimeException e) {
+            Cma.callVoid(Cma.DESTROY_EVENT_CHANNEL, channel);
+            throw e;
+        }
+        this.pollFds = new int[]{fd, wakeFd};
     }
 
     /**
@@ -60,9 +89,20 @@ public final class EventChannel extends NativeResource {
         return new EventChannel();
     }
 
+    /**
+     * The private channel of a synchronous id: {@code function} (e.g. {@code rdma_create_id}) is
+     * named when it cannot be created, as librdmacm would when creating its own.
+     */
+    static EventChannel createOwn(String function, String what) {
+        try {
+            return new EventChannel();
+        } catch (VerbsException e) {
+            throw new VerbsException(function, e.errno(), what + " (its event channel: " + e.getMessage() + ")");
+        }
+    }
+
     /** A new id on this channel in port space {@code ps}; closed with the channel. */
     public CmId createId(PortSpace ps) {
-        ensureOpen();
         return CmId.create(this, ps);
     }
 
@@ -79,51 +119,93 @@ public final class EventChannel extends NativeResource {
      */
     public CmEvent getEvent(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        waiters.incrementAndGet();
-        try {
-            while (true) {
-                ensureOpen();
-                CmEvent event = tryGetEvent();
-                if (event != null) {
-                    return event;
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return null;
-                }
-                Libc.pollReadable(new int[]{fd, wakeFd}, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+        while (true) {
+            CmEvent event = tryGetEvent();
+            if (event != null) {
+                return event;
             }
-        } finally {
-            waiters.decrementAndGet();
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return null;
+            }
+            awaitReadable((int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
         }
     }
 
-    /** The next event if one is pending (copied and acknowledged), else null, without blocking. */
-    public CmEvent tryGetEvent() {
-        ensureOpen();
-        while (true) {
-            MemorySegment native_;
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-                int rc = Cma.callErrno(Cma.GET_CM_EVENT, channel, out);
-                if (rc < 0) {
-                    if (-rc == Errno.EAGAIN) {
-                        return null;
-                    }
-                    throw new VerbsException("rdma_get_cm_event", -rc, describe());
-                }
-                native_ = Native.sized(out.get(ValueLayout.ADDRESS, 0), rdma_cm_event.sizeof());
+    /**
+     * Sleeps until the channel's descriptor is readable, the channel is being closed, or {@code
+     * timeoutMillis} have passed (-1: no limit). Touches no native memory, only the descriptors,
+     * which {@link #destroy} closes only once every sleeper has left.
+     */
+    void awaitReadable(int timeoutMillis) {
+        waitLock.lock();
+        try {
+            waiters++;
+        } finally {
+            waitLock.unlock();
+        }
+        try {
+            // a close that began before the count went up sees this waiter; one that began after it is seen here
+            if (!isClosed()) {
+                Libc.pollReadable(pollFds, timeoutMillis);
             }
-            CmEvent event;
-            MemorySegment[] orphan = new MemorySegment[1];
+        } finally {
+            waitLock.lock();
             try {
-                event = copy(native_, orphan);
+                if (--waiters == 0) {
+                    idle.signalAll();
+                }
             } finally {
-                Cma.call(Cma.ACK_CM_EVENT, "rdma_ack_cm_event", describe(), native_);
+                waitLock.unlock();
             }
-            if (orphan[0] != null) {
-                // A request for a listener that is being destroyed: refuse the newcomer rather than leak it.
-                Cma.callVoid(Cma.DESTROY_ID, orphan[0]);
+        }
+    }
+
+    /** Wakes the threads in {@link #awaitReadable}, now and in every later call (the wake-up stays readable). */
+    void wake() {
+        Libc.signal(wakeFd);
+    }
+
+    /** Holds the channel open for a call that uses it: until the returned {@link Use} is closed, its close waits. */
+    Use hold() {
+        return use();
+    }
+
+    /**
+     * The next event if one is pending (copied and acknowledged), else null, without blocking.
+     *
+     * @throws IllegalStateException when the channel is closed
+     */
+    public CmEvent tryGetEvent() {
+        while (true) {
+            CmEvent event;
+            try (Use held = use()) {
+                MemorySegment native_;
+                qpGuard.readLock().lock();
+                try (Arena arena = Arena.ofConfined()) {
+                    MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+                    int rc = Cma.callErrno(Cma.GET_CM_EVENT, channel, out);
+                    if (rc < 0) {
+                        if (-rc == Errno.EAGAIN) {
+                            return null;
+                        }
+                        throw new VerbsException("rdma_get_cm_event", -rc, describe());
+                    }
+                    native_ = Native.sized(out.get(ValueLayout.ADDRESS, 0), rdma_cm_event.sizeof());
+                } finally {
+                    qpGuard.readLock().unlock();
+                }
+                MemorySegment[] orphan = new MemorySegment[1];
+                try {
+                    event = copy(native_, orphan);
+                } finally {
+                    Cma.call(Cma.ACK_CM_EVENT, "rdma_ack_cm_event", describe(), native_);
+                }
+                if (orphan[0] != null) {
+                    // A request for a listener that is being destroyed: refuse the newcomer rather than leak it
+                    // (while the channel, which its destruction writes to, is held).
+                    Cma.callVoid(Cma.DESTROY_ID, orphan[0]);
+                }
             }
             if (event != null) {
                 event.id().eventArrived(event);
@@ -140,14 +222,14 @@ public final class EventChannel extends NativeResource {
         CmId id;
         if (type == CmEventType.CONNECT_REQUEST) {
             listener = ids.get(rdma_cm_event.listen_id(ev).address());
-            if (listener == null) {
+            if (listener == null || listener.isClosed()) {
                 orphan[0] = idPtr;
                 return null;
             }
             id = CmId.incoming(this, idPtr, listener);
         } else {
             id = ids.get(idPtr.address());
-            if (id == null) {
+            if (id == null || id.isClosed()) {
                 return null; // its id is being destroyed
             }
         }
@@ -211,19 +293,39 @@ public final class EventChannel extends NativeResource {
 
     void unregister(long address) {
         ids.remove(address);
+        if (ids.isEmpty()) {
+            waitLock.lock();
+            try {
+                idle.signalAll();
+            } finally {
+                waitLock.unlock();
+            }
+        }
     }
 
+    /** The native channel; the caller holds it ({@link #hold()}). */
     MemorySegment handle_() {
         ensureOpen();
         return channel;
     }
 
+    /**
+     * Wakes the threads sleeping on the descriptors, waits until they have left (they touch no
+     * native memory, so they leave at once) and until every id on the channel is destroyed (they
+     * were closed before, but one that another thread was closing may still be in {@code
+     * rdma_destroy_id}), then frees the channel. Taking events holds the channel ({@link #use()}),
+     * so none is in progress here.
+     */
     @Override
     protected void destroy() {
         Libc.signal(wakeFd);
-        long until = System.nanoTime() + 5_000_000_000L;
-        while (waiters.get() > 0 && System.nanoTime() < until) {
-            Thread.yield();
+        waitLock.lock();
+        try {
+            while (waiters > 0 || !ids.isEmpty()) {
+                idle.awaitUninterruptibly();
+            }
+        } finally {
+            waitLock.unlock();
         }
         Cma.callVoid(Cma.DESTROY_EVENT_CHANNEL, channel);
         Libc.close(wakeFd);
