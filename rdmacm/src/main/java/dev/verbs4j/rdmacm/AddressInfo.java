@@ -15,11 +15,14 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The result of {@code rdma_getaddrinfo()}: the RDMA addresses for a node and service, as a list
  * of {@link Entry}s. Owns the native {@code rdma_addrinfo} list, freed by {@link #close()}
  * ({@code rdma_freeaddrinfo}); an entry is usable for {@link CmId#createEndpoint} while it is open.
+ * A close waits until every {@code createEndpoint} reading one of its entries has returned.
  */
 public final class AddressInfo implements AutoCloseable {
 
@@ -46,8 +49,14 @@ public final class AddressInfo implements AutoCloseable {
     public record Entry(int flags, int family, QpType qpType, PortSpace portSpace, InetSocketAddress source,
                         InetSocketAddress destination, AddressInfo owner, int index) {
 
-        MemorySegment handle() {
-            return owner.nativeEntry(index);
+        /** The native entry, held until {@link #release()}: a close of the owner waits. */
+        MemorySegment acquire() {
+            return owner.acquire(index);
+        }
+
+        /** Ends what {@link #acquire()} started. */
+        void release() {
+            owner.release();
         }
 
         @Override
@@ -60,6 +69,10 @@ public final class AddressInfo implements AutoCloseable {
     private final MemorySegment list;
     private final List<Entry> entries;
     private final List<MemorySegment> natives = new ArrayList<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition unused = lock.newCondition();
+    /** Calls reading the native list; guarded by {@link #lock}. */
+    private int users;
     private volatile boolean closed;
 
     private AddressInfo(MemorySegment list) {
@@ -120,9 +133,27 @@ public final class AddressInfo implements AutoCloseable {
         return entries.getFirst();
     }
 
-    private MemorySegment nativeEntry(int index) {
-        ensureOpen();
-        return natives.get(index);
+    private MemorySegment acquire(int index) {
+        lock.lock();
+        try {
+            ensureOpen();
+            MemorySegment entry = natives.get(index);
+            users++;
+            return entry;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void release() {
+        lock.lock();
+        try {
+            if (--users == 0) {
+                unused.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void ensureOpen() {
@@ -131,11 +162,24 @@ public final class AddressInfo implements AutoCloseable {
         }
     }
 
+    /**
+     * Frees the list, once every {@link CmId#createEndpoint} reading an entry has returned; the
+     * entries are then unusable. Idempotent.
+     */
     @Override
-    public synchronized void close() {
-        if (!closed) {
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
             closed = true;
-            Cma.callVoid(Cma.FREEADDRINFO, list);
+            while (users > 0) {
+                unused.awaitUninterruptibly();
+            }
+        } finally {
+            lock.unlock();
         }
+        Cma.callVoid(Cma.FREEADDRINFO, list);
     }
 }

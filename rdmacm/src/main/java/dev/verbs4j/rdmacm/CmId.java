@@ -2,7 +2,6 @@ package dev.verbs4j.rdmacm;
 
 import dev.verbs4j.bindings.ibv_qp_attr;
 import dev.verbs4j.bindings.rdma_addr;
-import dev.verbs4j.bindings.rdma_cm_event;
 import dev.verbs4j.bindings.rdma_cm_id;
 import dev.verbs4j.bindings.rdma_cm_join_mc_attr_ex;
 import dev.verbs4j.bindings.rdma_conn_param;
@@ -12,6 +11,7 @@ import dev.verbs4j.rdmacm.internal.Cma;
 import dev.verbs4j.rdmacm.internal.Devices;
 import dev.verbs4j.rdmacm.internal.SocketAddresses;
 import dev.verbs4j.verbs.Context;
+import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.ProtectionDomain;
 import dev.verbs4j.verbs.Mtu;
@@ -30,6 +30,12 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * A connection manager id ({@code struct rdma_cm_id}, from {@code rdma_create_id()}): the RDMA
@@ -40,10 +46,20 @@ import java.time.Duration;
  * <p>An id on an {@link EventChannel} is asynchronous: its operations return at once and their
  * outcome arrives as a {@link CmEvent} on the channel. An id without a channel ({@link
  * #createSynchronous}, {@link #createEndpoint}, {@link #getRequest}) is synchronous: each operation
- * blocks until its outcome and throws a {@link VerbsException} when it failed.
+ * blocks until its outcome and throws a {@link VerbsException} when it failed. A synchronous id
+ * has an event channel of its own (not librdmacm's: {@link #channel()} is null) on which its
+ * operations wait for their outcome; one operation waits at a time, the others queue behind it.
  *
  * <p>The id owns its native object and its queue pair: closing it closes the queue pair ({@code
  * rdma_destroy_qp}) and then calls {@code rdma_destroy_id()}. Ids on a channel are closed with it.
+ *
+ * <p>Every call holds the id (and the channel librdmacm writes its command to) open for its
+ * duration, so a {@link #close()} from another thread waits for it, and calls after the close
+ * throw {@link IllegalStateException}. A thread blocked in a synchronous operation is woken by
+ * the close and throws {@link IllegalStateException}. The queue pair is destroyed while no call
+ * through which librdmacm works on it (connect, accept, disconnect, multicast, taking an event
+ * that moves it) is in progress, and the id is not destroyed before its queue pair, whichever
+ * thread closes which.
  */
 public final class CmId extends NativeResource {
 
@@ -55,6 +71,21 @@ public final class CmId extends NativeResource {
     private static final int IBV_EVENT_COMM_EST = 3;
     private static final int MC_JOIN_FULLMEMBER = 0;
     private static final int MC_JOIN_SENDONLY_FULLMEMBER = 1;
+    private static final int ECONNRESET = 104;
+    private static final int ECONNREFUSED = 111;
+
+    /** The events that end a synchronous operation as a failure (when not its outcome). */
+    private static final Set<CmEventType> FAILURES = EnumSet.of(CmEventType.ADDR_ERROR, CmEventType.ROUTE_ERROR,
+            CmEventType.CONNECT_ERROR, CmEventType.UNREACHABLE, CmEventType.REJECTED, CmEventType.DEVICE_REMOVAL,
+            CmEventType.MULTICAST_ERROR, CmEventType.DISCONNECTED);
+    private static final Set<CmEventType> ADDR = EnumSet.of(CmEventType.ADDR_RESOLVED);
+    private static final Set<CmEventType> ROUTE = EnumSet.of(CmEventType.ROUTE_RESOLVED);
+    /** CONNECT_RESPONSE: the id has no queue pair; the application completes with {@link #establish}. */
+    private static final Set<CmEventType> CONNECTED = EnumSet.of(CmEventType.ESTABLISHED, CmEventType.CONNECT_RESPONSE);
+    private static final Set<CmEventType> ESTABLISHED = EnumSet.of(CmEventType.ESTABLISHED);
+    private static final Set<CmEventType> DISCONNECTED = EnumSet.of(CmEventType.DISCONNECTED);
+    private static final Set<CmEventType> JOINED = EnumSet.of(CmEventType.MULTICAST_JOIN);
+    private static final Set<CmEventType> REQUEST = EnumSet.of(CmEventType.CONNECT_REQUEST);
 
     /** The Q_Key librdmacm gives the UD queue pairs of {@link PortSpace#UDP} ids ({@code RDMA_UDP_QKEY}). */
     public static final int UDP_QKEY = 0x01234567;
@@ -62,41 +93,60 @@ public final class CmId extends NativeResource {
     private final MemorySegment id;
     private final PortSpace portSpace;
     private final CmId listener;
+    /** The channel librdmacm reports this id's events on: the application's, or the id's own when {@link #synchronous}. */
     private volatile EventChannel channel;
+    /** Whether {@link #channel} is the id's own (a synchronous id), closed with the id. */
+    private volatile boolean synchronous;
     private volatile QueuePair queuePair;
     private volatile CmEventType lastEvent;
     private volatile boolean listening;
-    private final java.util.Set<InetSocketAddress> groups = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile byte[] lastPrivateData = new byte[0];
+    private final Set<InetSocketAddress> groups = ConcurrentHashMap.newKeySet();
+    /** Operations that may wait for an outcome, and migration: one at a time. */
+    private final ReentrantLock operation = new ReentrantLock();
+    /**
+     * Guards {@code id->qp}: held for reading by the calls through which librdmacm works on the
+     * queue pair, for writing while it is created, destroyed, or the id migrates.
+     */
+    private final ReentrantReadWriteLock qpLock = new ReentrantReadWriteLock();
+    private final Condition qpDestroyed = qpLock.writeLock().newCondition();
+    /** The factory whose queue pair {@code rdma_create_qp} made, until {@code rdma_destroy_qp}; guarded by {@link #qpLock}. */
+    private Factory liveQp;
 
-    private CmId(EventChannel channel, MemorySegment id, PortSpace portSpace, CmId listener) {
+    /**
+     * An id on {@code channel}: the application's ({@code own} false: the channel closes the id
+     * first) or the id's own (closed with the id). Takes ownership of the native id.
+     */
+    private CmId(EventChannel channel, boolean own, MemorySegment id, PortSpace portSpace, CmId listener) {
         super(null);
         this.id = Native.sized(id, rdma_cm_id.sizeof());
         this.portSpace = portSpace;
         this.listener = listener;
         this.channel = channel;
-        if (channel != null) {
+        this.synchronous = own;
+        channel.register(this.id.address(), this);
+        if (!own) {
             try {
                 dependOn(channel);
             } catch (IllegalStateException e) {
                 Cma.callVoid(Cma.DESTROY_ID, this.id);
+                channel.unregister(this.id.address());
                 throw e;
             }
-            channel.register(this.id.address(), this);
         }
     }
 
     static CmId create(EventChannel channel, PortSpace ps) {
         Library.ensureLoaded();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = channel.hold(); Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            Cma.call(Cma.CREATE_ID, "rdma_create_id", ps + " id", channel == null ? MemorySegment.NULL : channel.handle_(),
-                    out, MemorySegment.NULL, ps.code());
-            return new CmId(channel, out.get(ValueLayout.ADDRESS, 0), ps, null);
+            Cma.call(Cma.CREATE_ID, "rdma_create_id", ps + " id", channel.handle_(), out, MemorySegment.NULL, ps.code());
+            return new CmId(channel, false, out.get(ValueLayout.ADDRESS, 0), ps, null);
         }
     }
 
     static CmId incoming(EventChannel channel, MemorySegment id, CmId listener) {
-        return new CmId(channel, id, listener.portSpace, listener);
+        return new CmId(channel, false, id, listener.portSpace, listener);
     }
 
     /**
@@ -104,22 +154,55 @@ public final class CmId extends NativeResource {
      * until its outcome). The caller owns it.
      */
     public static CmId createSynchronous(PortSpace ps) {
-        return create(null, ps);
+        Library.ensureLoaded();
+        EventChannel own = EventChannel.createOwn("rdma_create_id", ps + " id");
+        try (Use held = own.hold(); Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+            Cma.call(Cma.CREATE_ID, "rdma_create_id", ps + " id", own.handle_(), out, MemorySegment.NULL, ps.code());
+            return new CmId(own, true, out.get(ValueLayout.ADDRESS, 0), ps, null);
+        } catch (RuntimeException e) {
+            own.close();
+            throw e;
+        }
     }
 
     /**
      * A synchronous id made from a resolved address ({@code rdma_create_ep()}): for a passive
      * entry ({@link AddressInfo#PASSIVE}) bound to its source address, ready to {@link #listen};
      * otherwise with address and route resolved towards the destination, ready to {@link
-     * #connect}. Create its queue pair with {@link #createQueuePair}. The caller owns it.
+     * #connect}. Create its queue pair with {@link #createQueuePair}. The caller owns it. A
+     * concurrent {@link AddressInfo#close()} waits until the entry has been read.
      */
     public static CmId createEndpoint(AddressInfo.Entry entry) {
         Library.ensureLoaded();
+        MemorySegment raw;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            Cma.call(Cma.CREATE_EP, "rdma_create_ep", entry.toString(), out, entry.handle(), MemorySegment.NULL, MemorySegment.NULL);
-            return new CmId(null, out.get(ValueLayout.ADDRESS, 0), entry.portSpace(), null);
+            MemorySegment ai = entry.acquire();
+            try {
+                Cma.call(Cma.CREATE_EP, "rdma_create_ep", entry.toString(), out, ai, MemorySegment.NULL, MemorySegment.NULL);
+            } finally {
+                entry.release();
+            }
+            raw = out.get(ValueLayout.ADDRESS, 0);
         }
+        // librdmacm made it synchronous on a channel of its own, where a blocked call cannot be woken:
+        // move it to a channel of ours (which also acknowledges the event of the route it resolved)
+        EventChannel own;
+        try {
+            own = EventChannel.createOwn("rdma_create_ep", entry.toString());
+        } catch (RuntimeException e) {
+            Cma.callVoid(Cma.DESTROY_ID, raw);
+            throw e;
+        }
+        try (Use held = own.hold()) {
+            Cma.call(Cma.MIGRATE_ID, "rdma_migrate_id", entry.toString(), raw, own.handle_());
+        } catch (RuntimeException e) {
+            Cma.callVoid(Cma.DESTROY_ID, raw);
+            own.close();
+            throw e;
+        }
+        return new CmId(own, true, raw, entry.portSpace(), null);
     }
 
     /** The port space. */
@@ -129,7 +212,7 @@ public final class CmId extends NativeResource {
 
     /** The event channel, or null for a synchronous id. */
     public EventChannel channel() {
-        return channel;
+        return synchronous ? null : channel;
     }
 
     /** The listener whose connection request created this id, or null. */
@@ -146,10 +229,134 @@ public final class CmId extends NativeResource {
         lastEvent = event.type();
     }
 
+    /**
+     * Runs {@code call}, a librdmacm function on this id, holding the id and its channel; on a
+     * synchronous id then waits for the outcome among {@code outcome} and returns its event (null
+     * on an asynchronous id).
+     */
+    private CmEvent operate(String function, String what, Runnable call, Set<CmEventType> outcome) {
+        operation.lock();
+        try {
+            boolean sync;
+            try (Use held = use(); Use heldChannel = channel.hold()) {
+                sync = synchronous && outcome != null;
+                call.run();
+            }
+            return sync ? awaitOutcome(function, what, outcome) : null;
+        } finally {
+            operation.unlock();
+        }
+    }
+
+    /**
+     * Waits on the id's own channel for the event that ends a synchronous operation: returns it
+     * when it is one of {@code outcome} with status 0, throws a {@link VerbsException} naming
+     * {@code function} when the operation failed. Holds the id only while taking an event and
+     * sleeps on the descriptors between, so that a close from another thread wakes it.
+     */
+    private CmEvent awaitOutcome(String function, String what, Set<CmEventType> outcome) {
+        EventChannel own = channel;
+        while (true) {
+            try (Use held = use()) {
+                CmEvent ev = own.tryGetEvent();
+                if (ev != null) {
+                    CmEvent end = judge(ev, function, what, outcome);
+                    if (end != null) {
+                        return end;
+                    }
+                    continue;
+                }
+            } catch (IllegalStateException e) {
+                if (isClosed()) {
+                    throw new IllegalStateException(describe() + " was closed while " + function + " waited for its outcome", e);
+                }
+                throw e;
+            }
+            own.awaitReadable(-1);
+        }
+    }
+
+    /** The outcome {@code ev} is, or null when it is not one; throws when it is a failure. */
+    private CmEvent judge(CmEvent ev, String function, String what, Set<CmEventType> outcome) {
+        if (ev.type() == CmEventType.CONNECT_REQUEST) {
+            CmId child = ev.id();
+            if (ev.listener() == this && outcome.contains(CmEventType.CONNECT_REQUEST)) {
+                try {
+                    child.makeSynchronous();
+                } catch (RuntimeException e) {
+                    refuse(child, e);
+                    throw e;
+                }
+                child.lastPrivateData = ev.privateData();
+                return ev;
+            }
+            refuse(child, null); // not asked for: getRequest takes the requests
+            return null;
+        }
+        if (ev.id() != this) {
+            return null; // an event of a request's id before it moved to its own channel
+        }
+        boolean expected = outcome.contains(ev.type());
+        if (expected && ev.status() == 0) {
+            lastPrivateData = ev.privateData();
+            return ev;
+        }
+        if (expected || FAILURES.contains(ev.type())) {
+            lastPrivateData = ev.privateData();
+            throw new VerbsException(function, errno(ev), what + ": " + ev.type()
+                    + (ev.status() != 0 ? " (status " + ev.status() + ")" : ""));
+        }
+        return null; // TIMEWAIT_EXIT, ADDR_CHANGE, ...: not an outcome
+    }
+
+    /** The errno librdmacm's synchronous calls report for {@code ev}. */
+    private static int errno(CmEvent ev) {
+        if (ev.type() == CmEventType.REJECTED) {
+            return ECONNREFUSED;
+        }
+        if (ev.status() != 0) {
+            return Math.abs(ev.status());
+        }
+        return switch (ev.type()) {
+            case DISCONNECTED -> ECONNRESET;
+            case DEVICE_REMOVAL -> Errno.ENODEV;
+            case UNREACHABLE -> Errno.ETIMEDOUT;
+            default -> Errno.EIO;
+        };
+    }
+
+    /** Rejects and frees a connection request nobody takes. */
+    private static void refuse(CmId child, RuntimeException cause) {
+        try {
+            child.reject(new byte[0]);
+        } catch (RuntimeException e) {
+            if (cause != null) {
+                cause.addSuppressed(e);
+            }
+        }
+        try {
+            child.close();
+        } catch (RuntimeException e) {
+            if (cause != null) {
+                cause.addSuppressed(e);
+            }
+        }
+    }
+
+    /** Moves a request's new id from its listener's channel to one of its own. */
+    private void makeSynchronous() {
+        EventChannel own = EventChannel.createOwn("rdma_migrate_id", describe());
+        try (Use held = use()) {
+            moveTo(own, true);
+        } catch (RuntimeException e) {
+            own.close();
+            throw e;
+        }
+    }
+
     /** Binds to a local address ({@code rdma_bind_addr}); port 0 picks a free port. Binding an IP also binds its device. */
     public void bind(InetSocketAddress local) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = use(); Use heldChannel = channel.hold(); Arena arena = Arena.ofConfined()) {
             Cma.call(Cma.BIND_ADDR, "rdma_bind_addr", describe() + " to " + local, id, SocketAddresses.write(arena, local));
         }
     }
@@ -162,91 +369,98 @@ public final class CmId extends NativeResource {
      * @param source the local address to use, or null to let the routing table choose
      */
     public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment src = source == null ? MemorySegment.NULL : SocketAddresses.write(arena, source);
-            Cma.call(Cma.RESOLVE_ADDR, "rdma_resolve_addr", describe() + " to " + destination, id, src,
-                    SocketAddresses.write(arena, destination), timeoutMillis(timeout));
-        }
+        int ms = timeoutMillis(timeout);
+        String what = describe() + " to " + destination;
+        operate("rdma_resolve_addr", what, () -> {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment src = source == null ? MemorySegment.NULL : SocketAddresses.write(arena, source);
+                Cma.call(Cma.RESOLVE_ADDR, "rdma_resolve_addr", what, id, src, SocketAddresses.write(arena, destination), ms);
+            }
+        }, ADDR);
     }
 
     /** Resolves the route to the destination ({@code rdma_resolve_route}); outcome ROUTE_RESOLVED or ROUTE_ERROR. */
     public void resolveRoute(Duration timeout) {
-        ensureOpen();
-        Cma.call(Cma.RESOLVE_ROUTE, "rdma_resolve_route", describe(), id, timeoutMillis(timeout));
+        int ms = timeoutMillis(timeout);
+        operate("rdma_resolve_route", describe(), () -> Cma.call(Cma.RESOLVE_ROUTE, "rdma_resolve_route", describe(), id, ms), ROUTE);
     }
 
     /** Listens for connection requests on the bound address ({@code rdma_listen}). */
     public void listen(int backlog) {
-        ensureOpen();
         if (backlog < 0) {
             throw new IllegalArgumentException("backlog must not be negative, got " + backlog);
         }
-        Cma.call(Cma.LISTEN, "rdma_listen", describe(), id, backlog);
-        listening = true;
+        try (Use held = use(); Use heldChannel = channel.hold()) {
+            Cma.call(Cma.LISTEN, "rdma_listen", describe(), id, backlog);
+            listening = true;
+        }
     }
 
     /**
      * Takes the next connection request of a synchronous listener ({@code rdma_get_request}),
-     * blocking until one arrives, and returns its new synchronous id (owned by the caller).
+     * blocking until one arrives, and returns its new synchronous id (owned by the caller). The
+     * request's event is acknowledged at once (its private data is kept for {@link
+     * #lastPrivateData()}), so the listener can always be closed; a close from another thread
+     * wakes the caller, which then throws {@link IllegalStateException}.
      */
     public CmId getRequest() {
         ensureOpen();
-        if (channel != null) {
+        if (!synchronous) {
             throw new IllegalStateException(describe() + " is asynchronous: its requests arrive as CONNECT_REQUEST events");
         }
         if (!listening) {
             throw new IllegalStateException(describe() + " does not listen: call listen() before getRequest()");
         }
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            Cma.call(Cma.GET_REQUEST, "rdma_get_request", describe(), id, out);
-            return new CmId(null, out.get(ValueLayout.ADDRESS, 0), portSpace, this);
+        operation.lock();
+        try {
+            return awaitOutcome("rdma_get_request", describe(), REQUEST).id();
+        } finally {
+            operation.unlock();
         }
     }
 
     /**
      * The private data of the event that completed the last synchronous operation (for an id
      * from {@link #getRequest}, the connection request's; after a rejected connect, the
-     * rejecter's), or empty.
+     * rejecter's), or empty. A copy, taken when the operation returned.
      */
     public byte[] lastPrivateData() {
         ensureOpen();
-        MemorySegment ev = rdma_cm_id.event(id);
-        if (ev.equals(MemorySegment.NULL)) {
-            return new byte[0];
-        }
-        ev = Native.sized(ev, rdma_cm_event.sizeof());
-        MemorySegment c = rdma_cm_event.param.conn(rdma_cm_event.param(ev));
-        int len = Byte.toUnsignedInt(rdma_conn_param.private_data_len(c));
-        MemorySegment p = rdma_conn_param.private_data(c);
-        return len == 0 || p.equals(MemorySegment.NULL) ? new byte[0] : Native.sized(p, len).toArray(ValueLayout.JAVA_BYTE);
+        return lastPrivateData.clone();
     }
 
     /** Connects to the resolved destination ({@code rdma_connect}); outcome ESTABLISHED, or REJECTED, UNREACHABLE, CONNECT_ERROR. */
     public void connect(ConnectionParameters parameters) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            Cma.call(Cma.CONNECT, "rdma_connect", describe(), id, write(arena, parameters));
-        }
+        operate("rdma_connect", describe(), () -> {
+            qpLock.readLock().lock(); // reads id->qp
+            try (Arena arena = Arena.ofConfined()) {
+                Cma.call(Cma.CONNECT, "rdma_connect", describe(), id, write(arena, parameters));
+            } finally {
+                qpLock.readLock().unlock();
+            }
+        }, CONNECTED);
     }
 
     /** Accepts the connection request this id came from ({@code rdma_accept}); outcome ESTABLISHED. */
     public void accept(ConnectionParameters parameters) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            Cma.call(Cma.ACCEPT, "rdma_accept", describe(), id, write(arena, parameters));
-        }
+        // librdmacm waits for no outcome of a UD accept
+        operate("rdma_accept", describe(), () -> {
+            qpLock.readLock().lock(); // moves id->qp to RTR and RTS
+            try (Arena arena = Arena.ofConfined()) {
+                Cma.call(Cma.ACCEPT, "rdma_accept", describe(), id, write(arena, parameters));
+            } finally {
+                qpLock.readLock().unlock();
+            }
+        }, qpTypeCode() == QpType.UD.code() ? null : ESTABLISHED);
     }
 
     /** Rejects the connection request this id came from ({@code rdma_reject}), sending {@code privateData} (may be empty). */
     public void reject(byte[] privateData) {
-        ensureOpen();
         byte[] data = privateData == null ? new byte[0] : privateData;
         if (data.length > 255) {
             throw new IllegalArgumentException("reject private data of " + data.length + " bytes: at most 255");
         }
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = use(); Use heldChannel = channel.hold(); Arena arena = Arena.ofConfined()) {
             MemorySegment p = data.length == 0 ? MemorySegment.NULL : arena.allocateFrom(ValueLayout.JAVA_BYTE, data);
             Cma.call(Cma.REJECT, "rdma_reject", describe(), id, p, (byte) data.length);
         }
@@ -254,14 +468,21 @@ public final class CmId extends NativeResource {
 
     /** Disconnects ({@code rdma_disconnect}): the queue pair goes to the error state, both sides see DISCONNECTED. */
     public void disconnect() {
-        ensureOpen();
-        Cma.call(Cma.DISCONNECT, "rdma_disconnect", describe(), id);
+        operate("rdma_disconnect", describe(), () -> {
+            qpLock.readLock().lock(); // moves id->qp to ERR
+            try {
+                Cma.call(Cma.DISCONNECT, "rdma_disconnect", describe(), id);
+            } finally {
+                qpLock.readLock().unlock();
+            }
+        }, DISCONNECTED);
     }
 
     /** Tells the connection manager that the queue pair saw its first receive ({@code rdma_notify(IBV_EVENT_COMM_EST)}). */
     public void notifyEstablished() {
-        ensureOpen();
-        Cma.call(Cma.NOTIFY, "rdma_notify", describe(), id, IBV_EVENT_COMM_EST);
+        try (Use held = use(); Use heldChannel = channel.hold()) {
+            Cma.call(Cma.NOTIFY, "rdma_notify", describe(), id, IBV_EVENT_COMM_EST);
+        }
     }
 
     /**
@@ -271,8 +492,14 @@ public final class CmId extends NativeResource {
      * #createQueuePair} never need it.
      */
     public void establish() {
-        ensureOpen();
-        Cma.call(Cma.ESTABLISH, "rdma_establish", describe(), id);
+        try (Use held = use(); Use heldChannel = channel.hold()) {
+            qpLock.readLock().lock(); // checks id->qp
+            try {
+                Cma.call(Cma.ESTABLISH, "rdma_establish", describe(), id);
+            } finally {
+                qpLock.readLock().unlock();
+            }
+        }
     }
 
     /**
@@ -282,11 +509,10 @@ public final class CmId extends NativeResource {
      * resources the connection negotiated. Apply them with {@link QueuePair#modify}.
      */
     public QueuePairAttributes initQueuePairAttributes(QpState target) {
-        ensureOpen();
         if (target != QpState.INIT && target != QpState.RTR && target != QpState.RTS) {
             throw new IllegalArgumentException("rdma_init_qp_attr gives the attributes for INIT, RTR or RTS, not " + target);
         }
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = use(); Use heldChannel = channel.hold(); Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_qp_attr.layout());
             MemorySegment mask = arena.allocate(ValueLayout.JAVA_INT);
             ibv_qp_attr.qp_state(attr, target.code());
@@ -356,30 +582,68 @@ public final class CmId extends NativeResource {
 
     /**
      * Moves the id and its pending events to {@code target} ({@code rdma_migrate_id}); null makes
-     * it synchronous.
+     * it synchronous. Waits for a synchronous operation in progress on the id to end.
      */
     public void migrate(EventChannel target) {
-        ensureOpen();
-        EventChannel old = channel;
-        if (target != null) {
-            dependOn(target);
-        }
-        try {
-            Cma.call(Cma.MIGRATE_ID, "rdma_migrate_id", describe(), id, target == null ? MemorySegment.NULL : target.handle_());
-        } catch (RuntimeException e) {
-            if (target != null) {
-                stopDependingOn(target);
+        operation.lock();
+        try (Use held = use()) {
+            if (target == null) {
+                if (synchronous) {
+                    return;
+                }
+                EventChannel own = EventChannel.createOwn("rdma_migrate_id", describe());
+                try {
+                    moveTo(own, true);
+                } catch (RuntimeException e) {
+                    own.close();
+                    throw e;
+                }
+            } else if (target != channel || synchronous) {
+                moveTo(target, false);
             }
-            throw e;
+        } finally {
+            operation.unlock();
         }
-        if (old != null) {
-            old.unregister(id.address());
-            stopDependingOn(old);
-        }
-        if (target != null) {
+    }
+
+    /**
+     * Moves the id to {@code target}, the application's channel or ({@code own}) a new channel of
+     * the id's own; a previous own channel is closed. The caller holds the id. Registered on both
+     * channels while it moves, so that no event of it is dropped; holds the queue pair lock so that
+     * the channel does not change under a queue pair being destroyed.
+     */
+    private void moveTo(EventChannel target, boolean own) {
+        EventChannel old;
+        boolean wasOwn;
+        qpLock.writeLock().lock();
+        try (Use heldTarget = target.hold()) {
+            old = channel;
+            wasOwn = synchronous;
+            if (!own) {
+                dependOn(target);
+            }
             target.register(id.address(), this);
+            try (Use heldOld = old.hold()) {
+                Cma.call(Cma.MIGRATE_ID, "rdma_migrate_id", describe(), id, target.handle_());
+            } catch (RuntimeException e) {
+                target.unregister(id.address());
+                if (!own) {
+                    stopDependingOn(target);
+                }
+                throw e;
+            }
+            channel = target;
+            synchronous = own;
+            old.unregister(id.address());
+            if (!wasOwn) {
+                stopDependingOn(old);
+            }
+        } finally {
+            qpLock.writeLock().unlock();
         }
-        channel = target;
+        if (wasOwn) {
+            old.close(); // the id's own, now empty
+        }
     }
 
     /** Sets the IP type of service of the connection ({@code RDMA_OPTION_ID_TOS}); before resolving. */
@@ -409,8 +673,7 @@ public final class CmId extends NativeResource {
     }
 
     private void setOption(int name, String what, byte[] value) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
+        try (Use held = use(); Use heldChannel = channel.hold(); Arena arena = Arena.ofConfined()) {
             MemorySegment v = arena.allocateFrom(ValueLayout.JAVA_BYTE, value);
             Cma.call(Cma.SET_OPTION, "rdma_set_option", describe() + " RDMA_OPTION_ID_" + what, id, OPTION_ID, name, v,
                     (long) value.length);
@@ -429,12 +692,13 @@ public final class CmId extends NativeResource {
      * CmEvent#datagram()}) or MULTICAST_ERROR.
      */
     public void joinMulticast(InetSocketAddress group) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            Cma.call(Cma.JOIN_MULTICAST, "rdma_join_multicast", describe() + " group " + group, id,
-                    SocketAddresses.write(arena, group), MemorySegment.NULL);
-            groups.add(group);
-        }
+        String what = describe() + " group " + group;
+        operate("rdma_join_multicast", what, () -> {
+            try (Arena arena = Arena.ofConfined()) {
+                Cma.call(Cma.JOIN_MULTICAST, "rdma_join_multicast", what, id, SocketAddresses.write(arena, group), MemorySegment.NULL);
+                groups.add(group);
+            }
+        }, JOINED);
     }
 
     /**
@@ -443,39 +707,46 @@ public final class CmId extends NativeResource {
      * Outcome MULTICAST_JOIN or MULTICAST_ERROR, as {@link #joinMulticast(InetSocketAddress)}.
      */
     public void joinMulticast(InetSocketAddress group, boolean sendOnly) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(rdma_cm_join_mc_attr_ex.layout());
-            rdma_cm_join_mc_attr_ex.comp_mask(attr, rdma_core_h.RDMA_CM_JOIN_MC_ATTR_ADDRESS()
-                    | rdma_core_h.RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS());
-            rdma_cm_join_mc_attr_ex.join_flags(attr, sendOnly ? MC_JOIN_SENDONLY_FULLMEMBER : MC_JOIN_FULLMEMBER);
-            rdma_cm_join_mc_attr_ex.addr(attr, SocketAddresses.write(arena, group));
-            Cma.call(Cma.JOIN_MULTICAST_EX, "rdma_join_multicast_ex", describe() + " group " + group
-                    + (sendOnly ? " send-only" : ""), id, attr, MemorySegment.NULL);
-            groups.add(group);
-        }
+        String what = describe() + " group " + group + (sendOnly ? " send-only" : "");
+        operate("rdma_join_multicast_ex", what, () -> {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment attr = arena.allocate(rdma_cm_join_mc_attr_ex.layout());
+                rdma_cm_join_mc_attr_ex.comp_mask(attr, rdma_core_h.RDMA_CM_JOIN_MC_ATTR_ADDRESS()
+                        | rdma_core_h.RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS());
+                rdma_cm_join_mc_attr_ex.join_flags(attr, sendOnly ? MC_JOIN_SENDONLY_FULLMEMBER : MC_JOIN_FULLMEMBER);
+                rdma_cm_join_mc_attr_ex.addr(attr, SocketAddresses.write(arena, group));
+                Cma.call(Cma.JOIN_MULTICAST_EX, "rdma_join_multicast_ex", what, id, attr, MemorySegment.NULL);
+                groups.add(group);
+            }
+        }, JOINED);
     }
 
     /** Leaves the multicast group {@code group} ({@code rdma_leave_multicast}). */
     public void leaveMulticast(InetSocketAddress group) {
-        ensureOpen();
-        try (Arena arena = Arena.ofConfined()) {
-            Cma.call(Cma.LEAVE_MULTICAST, "rdma_leave_multicast", describe() + " group " + group, id,
-                    SocketAddresses.write(arena, group));
+        try (Use held = use(); Use heldChannel = channel.hold(); Arena arena = Arena.ofConfined()) {
+            qpLock.readLock().lock(); // detaches id->qp
+            try {
+                Cma.call(Cma.LEAVE_MULTICAST, "rdma_leave_multicast", describe() + " group " + group, id,
+                        SocketAddresses.write(arena, group));
+            } finally {
+                qpLock.readLock().unlock();
+            }
             groups.remove(group);
         }
     }
 
     /** The local address ({@code rdma_get_local_addr}), or null before bind/resolve. */
     public InetSocketAddress localAddress() {
-        ensureOpen();
-        return SocketAddresses.read(rdma_addr.src_addr(rdma_route.addr(rdma_cm_id.route(id))));
+        try (Use held = use()) {
+            return SocketAddresses.read(rdma_addr.src_addr(rdma_route.addr(rdma_cm_id.route(id))));
+        }
     }
 
     /** The peer's address ({@code rdma_get_peer_addr}), or null before resolve / request. */
     public InetSocketAddress peerAddress() {
-        ensureOpen();
-        return SocketAddresses.read(rdma_addr.dst_addr(rdma_route.addr(rdma_cm_id.route(id))));
+        try (Use held = use()) {
+            return SocketAddresses.read(rdma_addr.dst_addr(rdma_route.addr(rdma_cm_id.route(id))));
+        }
     }
 
     /** The local port ({@code rdma_get_src_port}, in host order), 0 when unbound. */
@@ -492,8 +763,9 @@ public final class CmId extends NativeResource {
 
     /** Whether the id is bound to a device (after bind to an address, resolve, or a request). */
     public boolean hasDevice() {
-        ensureOpen();
-        return !rdma_cm_id.verbs(id).equals(MemorySegment.NULL);
+        try (Use held = use()) {
+            return !rdma_cm_id.verbs(id).equals(MemorySegment.NULL);
+        }
     }
 
     /**
@@ -504,54 +776,111 @@ public final class CmId extends NativeResource {
      * @throws IllegalStateException before the id is bound to a device
      */
     public Context context() {
-        ensureOpen();
-        MemorySegment verbs = rdma_cm_id.verbs(id);
-        if (verbs.equals(MemorySegment.NULL)) {
-            throw new IllegalStateException(describe() + " is not bound to a device yet (bind to an address, or resolve one)");
+        try (Use held = use()) {
+            MemorySegment verbs = rdma_cm_id.verbs(id);
+            if (verbs.equals(MemorySegment.NULL)) {
+                throw new IllegalStateException(describe() + " is not bound to a device yet (bind to an address, or resolve one)");
+            }
+            return Devices.context(verbs);
         }
-        return Devices.context(verbs);
     }
 
     /** The device port the id uses (from 1), 0 before it is bound to a device. */
     public int portNumber() {
-        ensureOpen();
-        return Byte.toUnsignedInt(rdma_cm_id.port_num(id));
+        try (Use held = use()) {
+            return Byte.toUnsignedInt(rdma_cm_id.port_num(id));
+        }
     }
 
     /**
      * Creates the id's queue pair ({@code rdma_create_qp}) on {@code pd}, which must belong to the
      * id's {@link #context()}. The connection manager moves it through its states: connected
      * queue pairs become ready on connect/accept, UD ones are ready to send at once. The queue
-     * pair is closed with the id (or may be closed before it).
+     * pair is closed with the id (or may be closed before it, also by closing {@code pd}); its
+     * destruction waits for calls through which librdmacm works on it, and the id's close waits
+     * for its destruction.
+     *
+     * @throws IllegalStateException when the id has a queue pair (also one still being destroyed)
      */
     public QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init) {
-        ensureOpen();
-        QueuePair existing = queuePair;
-        if (existing != null && !existing.isClosed()) {
-            throw new IllegalStateException(describe() + " already has " + existing);
-        }
-        if (pd.context() != context()) {
-            throw new IllegalArgumentException(pd + " belongs to " + pd.context() + ", not to the id's device " + context().name());
-        }
-        MemorySegment pdHandle = VerbsAccess.bridge().handle(pd);
-        QueuePair qp = VerbsAccess.bridge().createQueuePair(pd, init, new VerbsAccess.QueuePairFactory() {
-            @Override
-            public MemorySegment create(MemorySegment initAttr, boolean extended) {
-                if (extended) {
-                    Cma.call(Cma.CREATE_QP_EX, "rdma_create_qp_ex", describe(), id, initAttr);
-                } else {
-                    Cma.call(Cma.CREATE_QP, "rdma_create_qp", describe(), id, pdHandle, initAttr);
+        try (Use held = use(); Use heldChannel = channel.hold()) {
+            qpLock.writeLock().lock();
+            try {
+                QueuePair existing = queuePair;
+                if ((existing != null && !existing.isClosed()) || liveQp != null) {
+                    throw new IllegalStateException(describe() + " already has " + (existing != null ? existing : "a queue pair"));
                 }
-                return rdma_cm_id.qp(id);
+                if (pd.context() != context()) {
+                    throw new IllegalArgumentException(pd + " belongs to " + pd.context() + ", not to the id's device " + context().name());
+                }
+                Factory factory = new Factory(VerbsAccess.bridge().handle(pd));
+                QueuePair qp;
+                try {
+                    qp = VerbsAccess.bridge().createQueuePair(pd, init, factory);
+                } catch (RuntimeException e) {
+                    // created, but its QueuePair failed after: nobody can close it, so it goes now
+                    destroyQueuePair(factory);
+                    throw e;
+                }
+                // recorded before the id can be closed (it waits for this call): its close then closes the queue pair
+                queuePair = qp;
+                return qp;
+            } finally {
+                qpLock.writeLock().unlock();
             }
+        }
+    }
 
-            @Override
-            public void destroy(MemorySegment qp) {
-                Cma.callVoid(Cma.DESTROY_QP, id);
+    /** Creates and destroys the id's queue pair through librdmacm, for the verbs {@link QueuePair}. */
+    private final class Factory implements VerbsAccess.QueuePairFactory {
+        private final MemorySegment pdHandle;
+
+        Factory(MemorySegment pdHandle) {
+            this.pdHandle = pdHandle;
+        }
+
+        /** Called by the QueuePair's constructor, inside {@link #createQueuePair} (which holds the id and the lock). */
+        @Override
+        public MemorySegment create(MemorySegment initAttr, boolean extended) {
+            if (extended) {
+                Cma.call(Cma.CREATE_QP_EX, "rdma_create_qp_ex", describe(), id, initAttr);
+            } else {
+                Cma.call(Cma.CREATE_QP, "rdma_create_qp", describe(), id, pdHandle, initAttr);
             }
-        });
-        queuePair = qp;
-        return qp;
+            liveQp = this;
+            return rdma_cm_id.qp(id);
+        }
+
+        /** Called by the QueuePair's close, on whichever thread closes it (also the id's, from its destroy). */
+        @Override
+        public void destroy(MemorySegment qp) {
+            destroyQueuePair(this);
+        }
+    }
+
+    /**
+     * {@code rdma_destroy_qp} unless the queue pair is gone already, while no call works on it:
+     * neither a call on the id (the lock) nor an event being taken on its channel. The id is not
+     * destroyed before: its {@link #destroy()} waits until {@link #liveQp} is null.
+     */
+    private void destroyQueuePair(Factory factory) {
+        qpLock.writeLock().lock();
+        try {
+            if (liveQp != factory) {
+                return;
+            }
+            ReentrantReadWriteLock.WriteLock events = channel.qpGuard.writeLock();
+            events.lock();
+            try {
+                Cma.callVoid(Cma.DESTROY_QP, id);
+            } finally {
+                events.unlock();
+            }
+            liveQp = null;
+            qpDestroyed.signalAll();
+        } finally {
+            qpLock.writeLock().unlock();
+        }
     }
 
     /** The queue pair created on this id, or null. */
@@ -562,13 +891,13 @@ public final class CmId extends NativeResource {
 
     /** The queue pair type this id's port space implies (RC for TCP and IB, UD for UDP and IPoIB). */
     public QpType qpType() {
-        ensureOpen();
-        return QpType.of(rdma_cm_id.qp_type(id));
+        return QpType.of(qpTypeCode());
     }
 
-    MemorySegment handle_() {
-        ensureOpen();
-        return id;
+    private int qpTypeCode() {
+        try (Use held = use()) {
+            return rdma_cm_id.qp_type(id);
+        }
     }
 
     private static MemorySegment write(Arena arena, ConnectionParameters p) {
@@ -599,29 +928,71 @@ public final class CmId extends NativeResource {
         return (int) ms;
     }
 
+    /**
+     * Leaves the groups, closes the queue pair and waits until it is destroyed (also when another
+     * thread is destroying it), then destroys the id and, for a synchronous id, its own channel
+     * (after waking a thread blocked in a synchronous operation, which then finds the id closed).
+     * Every call on the id has returned: {@link #close()} waited for them.
+     */
     @Override
     protected void destroy() {
-        QueuePair qp = queuePair;
-        RuntimeException failure = null;
-        // Leave the groups still joined first: a queue pair attached to a group cannot be destroyed (EBUSY on rxe).
-        for (InetSocketAddress group : groups) {
-            try (Arena arena = Arena.ofConfined()) {
-                Cma.callErrno(Cma.LEAVE_MULTICAST, id, SocketAddresses.write(arena, group));
-            }
-        }
-        groups.clear();
-        if (qp != null) {
-            try {
-                qp.close();
-            } catch (RuntimeException e) {
-                failure = e;
-            }
-        }
         EventChannel ch = channel;
-        if (ch != null) {
-            ch.unregister(id.address());
+        boolean own = synchronous;
+        RuntimeException failure = null;
+        try {
+            if (own) {
+                ch.wake();
+            }
+            // Leave the groups still joined first: a queue pair attached to a group cannot be destroyed (EBUSY on rxe).
+            qpLock.readLock().lock();
+            try {
+                for (InetSocketAddress group : groups) {
+                    try (Arena arena = Arena.ofConfined()) {
+                        Cma.callErrno(Cma.LEAVE_MULTICAST, id, SocketAddresses.write(arena, group));
+                    }
+                }
+            } finally {
+                qpLock.readLock().unlock();
+            }
+            groups.clear();
+            QueuePair qp = queuePair;
+            if (qp != null) {
+                try {
+                    qp.close(); // returns at once when another thread is closing it: waited for below
+                } catch (RuntimeException e) {
+                    failure = e;
+                }
+            }
+            qpLock.writeLock().lock();
+            try {
+                while (liveQp != null) {
+                    qpDestroyed.awaitUninterruptibly();
+                }
+            } finally {
+                qpLock.writeLock().unlock();
+            }
+            // events of the id taken meanwhile are dropped (it is closed), and acknowledged, which this waits for
+            Cma.call(Cma.DESTROY_ID, "rdma_destroy_id", describe(), id);
+        } catch (RuntimeException e) {
+            // the native id may still name its channel: an own channel stays allocated (woken above)
+            if (failure != null) {
+                e.addSuppressed(failure);
+            }
+            throw e;
+        } finally {
+            ch.unregister(id.address()); // lets a closing channel go on
         }
-        Cma.call(Cma.DESTROY_ID, "rdma_destroy_id", describe(), id);
+        if (own) {
+            try {
+                ch.close();
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
         if (failure != null) {
             throw failure;
         }
