@@ -70,6 +70,15 @@ final class MisuseConcurrentCloseCases {
                 MisuseConcurrentCloseCases::extendedInline);
         add(cases, "ExtendedPoller start/next/reads/end", List.of("the completion queue", "its completion channel", "its context"),
                 List.of(), List.of(), MisuseConcurrentCloseCases::extendedPoll);
+        add(cases, "RC postSend with the INLINE flag over a MemoryRegion", List.of(), List.of("the MemoryRegion of its entry"),
+                List.of(), MisuseConcurrentCloseCases::inlineFlagSend);
+        add(cases, "completion events (requestNotify, a signaled SEND, CompletionChannel.await)", List.of("its context"),
+                List.of("the completion queue", "the queue pair"), List.of(), f -> events(f, false));
+        add(cases, "extended completion events (requestNotify, a signaled SEND, CompletionChannel.await, a polling pass)",
+                List.of("its context"), List.of("the completion queue", "the queue pair"), List.of(), f -> events(f, true));
+        add(cases, "QueuePair reset and connect", List.of("the queue pair", "its protection domain", "its context"), List.of(),
+                List.of(), MisuseConcurrentCloseCases::reconnect);
+        creations(cases);
         cases.add(sharedBatch(true));
         cases.add(sharedBatch(false));
         return cases;
@@ -97,7 +106,7 @@ final class MisuseConcurrentCloseCases {
                 MisuseRace.quietly(o.round().cleanup());
                 throw new AssertionError("no target '" + target + "' for " + call);
             }
-            return new MisuseRace.Round(o.round().call(), t, o.round().cleanup());
+            return new MisuseRace.Round(o.round().call(), t, o.round().cleanup(), o.round().check());
         }));
     }
 
@@ -135,6 +144,114 @@ final class MisuseConcurrentCloseCases {
             link.a.postSend(sends, 1);
         } : () -> link.a.postSend(sends, 1);
         return new Made(new MisuseRace.Round(call, null, both(sends, link, source)), Map.of("the inline source's arena", source));
+    }
+
+    private static Made inlineFlagSend(String target) {
+        MisuseLink link = MisuseLink.open(QpType.RC);
+        // 1 MiB: its memory is unmapped when the region closes, so a read after that faults
+        MemoryRegion x = link.pd.allocateRegion(1 << 20, MisuseFixture.ACCESS);
+        SendRequests sends = new SendRequests(1, 1);
+        sends.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.INLINE).sge(x, (1 << 20) - 48, 48)
+                .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
+        return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, both(sends, link)),
+                Map.of("the MemoryRegion of its entry", x));
+    }
+
+    /**
+     * Completion events in a loop: arm the sender's queue, send signaled, wait on the channel for
+     * the event and poll; closing the queue must not wait for ever for an event taken meanwhile.
+     */
+    private static Made events(String target, boolean extended) {
+        MisuseLink link = MisuseLink.open(QpType.RC, init -> { }, c -> extended
+                ? c.createExtendedCompletionQueue(256, c.createCompletionChannel(), 0, ExtendedPoller.STANDARD)
+                : c.createCompletionQueue(256, c.createCompletionChannel(), 0));
+        CompletionChannel channel = link.sendCq.channel();
+        WorkCompletions wcs = new WorkCompletions(8);
+        SendRequests sends = new SendRequests(1, 1);
+        sends.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(link.mrA, 0, 64)
+                .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
+        MisuseExpect.Action call = () -> {
+            try {
+                link.sendCq.requestNotify(false);
+                link.a.postSend(sends, 1);
+            } finally {
+                channel.await(Duration.ofMillis(5));
+                if (extended && !link.sendCq.isClosed()) {
+                    ExtendedPoller p = link.sendCq.extended();
+                    if (p.start()) {
+                        p.end();
+                    }
+                } else if (!link.sendCq.isClosed()) {
+                    link.sendCq.poll(wcs);
+                }
+            }
+        };
+        return new Made(new MisuseRace.Round(call, null, both(sends, wcs, link)), Map.of("its context", link.ctx,
+                "the completion queue", link.sendCq, "the queue pair", link.a));
+    }
+
+    private static Made reconnect(String target) {
+        MisuseLink link = MisuseLink.open(QpType.RC);
+        int gid = link.host.gidIndex();
+        QueuePairEndpoint eb = link.b.localEndpoint(gid, 2);
+        MisuseExpect.Action call = () -> {
+            link.a.reset();
+            link.a.connect(1, eb, gid, 1);
+        };
+        return new Made(new MisuseRace.Round(call, null, link), Map.of("the queue pair", link.a, "its protection domain", link.pd,
+                "its context", link.ctx));
+    }
+
+    /** A creation of a child object from the fixture's objects. */
+    private record Creation(String name, String parent, Function<MisuseFixture, AutoCloseable> parentOf,
+                            Function<MisuseFixture, NativeResource> create) {
+    }
+
+    /**
+     * Objects created in a loop while their parent closes: the creation holds the parent open or is
+     * refused, and once the close returned every object created is closed, none left over closed
+     * native parents.
+     */
+    private static void creations(List<MisuseCase> cases) {
+        List<Creation> all = List.of(
+                new Creation("ProtectionDomain.allocateRegion", "its protection domain", MisuseFixture::pd,
+                        f -> f.pd().allocateRegion(4096, MisuseFixture.ACCESS)),
+                new Creation("ProtectionDomain.register of RdmaArena memory", "its protection domain", MisuseFixture::pd,
+                        f -> f.pd().register(f.rdmaArena().allocate(4096, 4096), MisuseFixture.ACCESS)),
+                new Creation("ProtectionDomain.createQueuePair", "its protection domain", MisuseFixture::pd,
+                        f -> f.pd().createQueuePair(QueuePairInit.of(QpType.RC, f.cq(), f.recvCq()))),
+                new Creation("ProtectionDomain.createQueuePair", "its completion queue", MisuseFixture::recvCq,
+                        f -> f.pd().createQueuePair(QueuePairInit.of(QpType.RC, f.cq(), f.recvCq()))),
+                new Creation("ProtectionDomain.createAddressHandle", "its protection domain", MisuseFixture::pd,
+                        f -> f.pd().createAddressHandle(f.destination())),
+                new Creation("ProtectionDomain.allocateMemoryWindow", "its protection domain", MisuseFixture::pd,
+                        f -> f.pd().allocateMemoryWindow(MemoryWindow.Type.TYPE_2)),
+                new Creation("ProtectionDomain.createSharedReceiveQueue", "its protection domain", MisuseFixture::pd,
+                        f -> f.pd().createSharedReceiveQueue(4, 1)),
+                new Creation("Context.allocateProtectionDomain", "its context", f -> f.ctx, f -> f.ctx.allocateProtectionDomain()),
+                new Creation("Context.createCompletionQueue", "its context", f -> f.ctx, f -> f.ctx.createCompletionQueue(4)),
+                new Creation("Context.createCompletionQueue on a channel", "the channel", MisuseFixture::channel,
+                        f -> f.ctx.createCompletionQueue(4, f.channel(), 0)),
+                new Creation("Context.createExtendedCompletionQueue on a channel", "the channel", MisuseFixture::channel,
+                        f -> f.ctx.createExtendedCompletionQueue(4, f.channel(), 0, ExtendedPoller.STANDARD)),
+                new Creation("Context.createCompletionChannel", "its context", f -> f.ctx, f -> f.ctx.createCompletionChannel()));
+        for (Creation c : all) {
+            String name = c.name() + " in a loop while closing " + c.parent();
+            cases.add(MisuseCase.of(FAMILY, name, () -> MisuseRace.run(name, name.hashCode(), REFUSED, () -> {
+                MisuseFixture f = new MisuseFixture();
+                AutoCloseable parent = c.parentOf().apply(f);
+                c.create().apply(f).close(); // the parent's own objects exist before the race
+                List<NativeResource> created = new java.util.concurrent.CopyOnWriteArrayList<>();
+                MisuseExpect.Action check = () -> {
+                    for (NativeResource r : created) {
+                        if (!r.isClosed()) {
+                            throw new AssertionError(name + ": " + r + " was created but is still open after closing " + c.parent());
+                        }
+                    }
+                };
+                return new MisuseRace.Round(() -> created.add(c.create().apply(f)), parent, f, check);
+            })));
+        }
     }
 
     private static Made bindLoop(String target) {

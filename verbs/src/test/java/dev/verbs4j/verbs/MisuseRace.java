@@ -19,8 +19,18 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class MisuseRace {
 
-    /** What one round needs. */
-    record Round(MisuseExpect.Action call, AutoCloseable target, AutoCloseable cleanup) {
+    /**
+     * What one round needs.
+     *
+     * @param call    the call to loop
+     * @param target  what to close
+     * @param cleanup closes the rest afterwards
+     * @param check   what must hold once the loop stopped (before the cleanup)
+     */
+    record Round(MisuseExpect.Action call, AutoCloseable target, AutoCloseable cleanup, MisuseExpect.Action check) {
+        Round(MisuseExpect.Action call, AutoCloseable target, AutoCloseable cleanup) {
+            this(call, target, cleanup, () -> { });
+        }
     }
 
     /** Makes a fresh round. */
@@ -126,6 +136,7 @@ final class MisuseRace {
             if (after == After.ENDS && end.get() == null) {
                 throw new AssertionError(what + ": the loop ended without an exception");
             }
+            round.check().run();
         } finally {
             stop.set(true);
             worker.join(TimeUnit.SECONDS.toMillis(10));
