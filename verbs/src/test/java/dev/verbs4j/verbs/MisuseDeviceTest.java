@@ -58,17 +58,26 @@ class MisuseDeviceTest {
     void closedObjectsAndClosedMemoryAreRefused() {
         QpPair p = QpPair.connected(TestBed.loopback(), TestBed.loopback(), QpType.RC);
         try (SendRequests sends = new SendRequests(1, 1)) {
-            Arena arena = Arena.ofConfined();
+            // memory an ordinary arena can free under the region is refused; registerUnchecked takes it
+            try (Arena confined = Arena.ofConfined()) {
+                MemorySegment plain = confined.allocate(4096);
+                assertThatThrownBy(() -> p.pdA.register(plain, Access.LOCAL_WRITE)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("RdmaArena").hasMessageContaining("registerUnchecked");
+                p.pdA.registerUnchecked(plain, Access.LOCAL_WRITE).close();
+            }
+            // closing an RdmaArena closes the regions over it; they and its memory are refused after
+            RdmaArena arena = RdmaArena.ofShared();
             MemorySegment seg = arena.allocate(4096);
             MemoryRegion mr = p.pdA.register(seg, Access.LOCAL_WRITE);
             arena.close();
-            assertThatThrownBy(() -> sends.get(0).sge(mr, 0, 8)).isInstanceOf(IndexOutOfBoundsException.class)
-                    .hasMessageContaining("freed");
+            assertThat(mr.isClosed()).isTrue();
+            assertThatThrownBy(() -> sends.get(0).sge(mr, 0, 8)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("is closed");
             assertThatThrownBy(() -> p.pdA.register(seg, Access.LOCAL_WRITE)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("closed");
             assertThatThrownBy(() -> p.pdA.register(MemorySegment.ofArray(new byte[16]), 0))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("heap");
-            mr.close();
+            mr.close(); // idempotent
 
             sends.get(0).opcode(Opcode.SEND).sge(p.mrA, 0, 8);
             p.close();
