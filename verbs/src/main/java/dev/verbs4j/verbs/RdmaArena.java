@@ -43,6 +43,15 @@ public final class RdmaArena implements Arena {
         return new RdmaArena();
     }
 
+    /**
+     * Whether {@link ProtectionDomain#register} takes {@code segment}: native memory of an open
+     * RdmaArena or of the global arena.
+     */
+    public static boolean isRegistrable(MemorySegment segment) {
+        return segment.isNative() && segment.scope().isAlive()
+                && (segment.scope().equals(Arena.global().scope()) || of(segment) != null);
+    }
+
     /** The open arena whose memory {@code segment} is, or null. */
     static RdmaArena of(MemorySegment segment) {
         return OPEN.get(segment.scope());
