@@ -8,10 +8,12 @@ import java.util.Map;
 /**
  * Every case of the misuse suite, family after family: after close and closed arguments ({@link
  * MisuseAfterCloseCases}), concurrent close ({@link MisuseConcurrentCloseCases}), descriptor
- * lifetimes ({@link MisuseDescriptorCases}), registered memory ({@link MisuseRegisteredMemoryCases})
- * and seeded random stress ({@link MisuseStressCases}); first, on request, the harness's own
- * checks ({@link MisuseSelfTestCases}). Making the list runs no verbs call, so the
- * parent JVM lists the cases that its children run.
+ * lifetimes ({@link MisuseDescriptorCases}), the extended APIs' protocol ({@link
+ * MisuseExtendedProtocolCases}), confined batches on the wrong thread ({@link
+ * MisuseConfinementCases}), extreme arguments ({@link MisuseExtremeArgumentCases}), registered
+ * memory ({@link MisuseRegisteredMemoryCases}) and seeded random stress ({@link
+ * MisuseStressCases}); first, on request, the harness's own checks ({@link MisuseSelfTestCases}).
+ * Making the list runs no verbs call, so the parent JVM lists the cases that its children run.
  */
 final class MisuseCases {
 

@@ -115,7 +115,7 @@ final class MisuseConcurrentCloseCases {
         MemoryRegion x = link.pd.allocateRegion(4096, MisuseFixture.ACCESS);
         SendRequests sends = new SendRequests(1, 1);
         sends.get(0).opcode(Opcode.RDMA_WRITE).sge(x, 0, 64).rdma(link.mrB.remoteAddress(), link.mrB.rkey());
-        return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, both(sends, link)), Map.of(
+        return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, closing(sends, link)), Map.of(
                 "the queue pair", link.a, "its protection domain", link.pd, "its send CQ", link.sendCq, "its context", link.ctx,
                 "the MemoryRegion of its entry", x, "the SendRequests batch", sends));
     }
@@ -126,7 +126,7 @@ final class MisuseConcurrentCloseCases {
         AddressHandle ah = link.pd.createAddressHandle(link.destination());
         SendRequests sends = new SendRequests(1, 1);
         sends.get(0).opcode(Opcode.SEND).sge(x, 0, 64).ud(ah, link.b.qpNum(), QueuePair.DEFAULT_QKEY);
-        return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, both(sends, link)), Map.of(
+        return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, closing(sends, link)), Map.of(
                 "the queue pair", link.a, "its context", link.ctx, "its AddressHandle", ah, "the MemoryRegion of its entry", x));
     }
 
@@ -138,12 +138,12 @@ final class MisuseConcurrentCloseCases {
         SendRequests sends = new SendRequests(1, 1);
         MisuseExpect.Action fill = () -> sends.get(0).opcode(Opcode.RDMA_WRITE).inline(data)
                 .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
-        run(fill);
+        unchecked(fill);
         MisuseExpect.Action call = refill ? () -> {
             fill.run();
             link.a.postSend(sends, 1);
         } : () -> link.a.postSend(sends, 1);
-        return new Made(new MisuseRace.Round(call, null, both(sends, link, source)), Map.of("the inline source's arena", source));
+        return new Made(new MisuseRace.Round(call, null, closing(sends, link, source)), Map.of("the inline source's arena", source));
     }
 
     private static Made inlineFlagSend(String target) {
@@ -153,7 +153,7 @@ final class MisuseConcurrentCloseCases {
         SendRequests sends = new SendRequests(1, 1);
         sends.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.INLINE).sge(x, (1 << 20) - 48, 48)
                 .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
-        return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, both(sends, link)),
+        return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, closing(sends, link)),
                 Map.of("the MemoryRegion of its entry", x));
     }
 
@@ -186,7 +186,7 @@ final class MisuseConcurrentCloseCases {
                 }
             }
         };
-        return new Made(new MisuseRace.Round(call, null, both(sends, wcs, link)), Map.of("its context", link.ctx,
+        return new Made(new MisuseRace.Round(call, null, closing(sends, wcs, link)), Map.of("its context", link.ctx,
                 "the completion queue", link.sendCq, "the queue pair", link.a));
     }
 
@@ -264,7 +264,7 @@ final class MisuseConcurrentCloseCases {
             sends.get(0).bindMemoryWindow(mw, rkey.updateAndGet(MemoryWindow::nextRkey), region, 0, 4096, Access.REMOTE_WRITE);
             link.a.postSend(sends, 1);
         };
-        return new Made(new MisuseRace.Round(call, null, both(sends, link)), Map.of("its MemoryWindow", mw,
+        return new Made(new MisuseRace.Round(call, null, closing(sends, link)), Map.of("its MemoryWindow", mw,
                 "its MemoryRegion", region));
     }
 
@@ -273,7 +273,7 @@ final class MisuseConcurrentCloseCases {
         MemoryRegion x = link.pd.allocateRegion(4096, MisuseFixture.ACCESS);
         ReceiveRequests recvs = new ReceiveRequests(1, 1);
         recvs.get(0).sge(x, 0, 64);
-        return new Made(new MisuseRace.Round(() -> link.b.postReceive(recvs, 1), null, both(recvs, link)), Map.of(
+        return new Made(new MisuseRace.Round(() -> link.b.postReceive(recvs, 1), null, closing(recvs, link)), Map.of(
                 "the queue pair", link.b, "its receive CQ", link.recvCq, "its protection domain", link.pd, "its context", link.ctx,
                 "the MemoryRegion of its entry", x, "the ReceiveRequests batch", recvs));
     }
@@ -283,7 +283,7 @@ final class MisuseConcurrentCloseCases {
         MemoryRegion x = link.pd.allocateRegion(4096, MisuseFixture.ACCESS);
         ReceiveRequests recvs = new ReceiveRequests(1, 1);
         recvs.get(0).sge(x, 0, 64);
-        return new Made(new MisuseRace.Round(() -> link.srq.postReceive(recvs, 1), null, both(recvs, link)), Map.of(
+        return new Made(new MisuseRace.Round(() -> link.srq.postReceive(recvs, 1), null, closing(recvs, link)), Map.of(
                 "the shared receive queue", link.srq, "its protection domain", link.pd, "its context", link.ctx,
                 "the MemoryRegion of its entry", x, "the ReceiveRequests batch", recvs));
     }
@@ -306,7 +306,7 @@ final class MisuseConcurrentCloseCases {
             }
             link.sendCq.poll(wcs);
         };
-        return new Made(new MisuseRace.Round(call, null, both(wcs, sends, link)), Map.of("the completion queue", link.sendCq,
+        return new Made(new MisuseRace.Round(call, null, closing(wcs, sends, link)), Map.of("the completion queue", link.sendCq,
                 "its completion channel", link.sendCq.channel(), "its context", link.ctx, "the WorkCompletions batch", wcs));
     }
 
@@ -385,7 +385,7 @@ final class MisuseConcurrentCloseCases {
                 }
             }
         };
-        return new Made(new MisuseRace.Round(call, null, both(link, source)), Map.of("the inline source's arena", source));
+        return new Made(new MisuseRace.Round(call, null, closing(link, source)), Map.of("the inline source's arena", source));
     }
 
     private static Made extendedPoll(String target) {
@@ -416,7 +416,7 @@ final class MisuseConcurrentCloseCases {
                 }
             }
         };
-        return new Made(new MisuseRace.Round(call, null, both(sends, link)), Map.of("the completion queue", link.sendCq,
+        return new Made(new MisuseRace.Round(call, null, closing(sends, link)), Map.of("the completion queue", link.sendCq,
                 "its completion channel", link.sendCq.channel(), "its context", link.ctx));
     }
 
@@ -474,7 +474,7 @@ final class MisuseConcurrentCloseCases {
         });
     }
 
-    private static void run(MisuseExpect.Action a) {
+    private static void unchecked(MisuseExpect.Action a) {
         try {
             a.run();
         } catch (RuntimeException | Error e) {
@@ -485,7 +485,7 @@ final class MisuseConcurrentCloseCases {
     }
 
     /** Closes all of {@code cs}, in order, ignoring those closed already. */
-    private static AutoCloseable both(AutoCloseable... cs) {
+    private static AutoCloseable closing(AutoCloseable... cs) {
         return () -> {
             for (AutoCloseable c : cs) {
                 MisuseRace.quietly(c);

@@ -28,9 +28,12 @@ import java.util.regex.Pattern;
  * one dynamic test here. Ends with the line {@code misuse suite: N cases, N passed, N JVM crashes,
  * N hangs}.
  *
- * <p>System properties: {@code verbs4j.misuse.filter} (a regular expression the case names must
- * contain), {@code verbs4j.misuse.timeout} (seconds per case, default 20), {@code
- * verbs4j.misuse.jvms} (children side by side, default 1).
+ * <p>Each child's directory under {@code target/misuse-suite} keeps its case list, its standard
+ * error (each case's name and how the library refused it), a crash report and a thread dump taken
+ * at a hang. System properties: {@code verbs4j.misuse.filter} (a regular expression the case names
+ * must contain), {@code verbs4j.misuse.timeout} (seconds per case, default 20), {@code
+ * verbs4j.misuse.jvms} (children side by side, default 1), {@code verbs4j.misuse.selftest=true}
+ * (add cases that fail, crash and hang on purpose, to check the harness).
  */
 @Tag(TestBed.TAG)
 class MisuseSuiteDeviceTest {
