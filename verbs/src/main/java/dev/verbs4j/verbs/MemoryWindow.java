@@ -74,10 +74,14 @@ public final class MemoryWindow extends NativeResource {
      * Binds a type 1 window to {@code length} bytes at {@code offset} of {@code mr} with remote
      * {@code access}, through a bind work request on {@code qp} ({@code ibv_bind_mw()}); its
      * completion ({@link WcOpcode#BIND_MW}) arrives on the send CQ when {@code sendFlags} has
-     * SIGNALED. Returns the new remote key. A zero {@code length} with a null {@code mr} unbinds.
+     * SIGNALED. Returns the new remote key. A zero {@code length} unbinds; the region is named then too
+     * (providers read it).
      */
     public int bind(QueuePair qp, MemoryRegion mr, long offset, long length, int access, long wrId, int sendFlags) {
-        try (Use held = use(); Use heldQp = qp.use(); Use heldMr = mr == null ? null : mr.use()) {
+        if (mr == null) {
+            throw new IllegalArgumentException("bind names a memory region, also to unbind (length 0): providers read it");
+        }
+        try (Use held = use(); Use heldQp = qp.use(); Use heldMr = mr.use()) {
             if (type != Type.TYPE_1) {
                 throw new IllegalStateException("type 2 windows are bound with a BIND_MW work request");
             }
@@ -103,6 +107,7 @@ public final class MemoryWindow extends NativeResource {
                     throw Ibv.unchecked(t);
                 }
                 Ibv.check(rc, "ibv_bind_mw", describe());
+                boundTo(mr);
                 return ibv_mw.rkey(mw);
             }
         }

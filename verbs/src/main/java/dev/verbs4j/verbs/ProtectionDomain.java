@@ -106,7 +106,13 @@ public final class ProtectionDomain extends NativeResource {
         }
         Arena arena = Arena.ofShared();
         try {
-            return new MemoryRegion(this, arena.allocate(size, 4096), access, arena, null, false, 0);
+            MemorySegment memory;
+            try {
+                memory = arena.allocate(size, 4096);
+            } catch (OutOfMemoryError e) {
+                throw new VerbsException("ibv_reg_mr", Errno.ENOMEM, "cannot allocate a region of " + size + " bytes");
+            }
+            return new MemoryRegion(this, memory, access, arena, null, false, 0);
         } catch (RuntimeException e) {
             if (arena.scope().isAlive()) {
                 arena.close();

@@ -425,11 +425,13 @@ public final class QueuePair extends NativeResource {
 
     /** This QP's endpoint for the peer with the port's preferred GID. */
     public QueuePairEndpoint localEndpoint(int psn) {
+        ensureOpen();
         return localEndpoint(context.preferredGidIndex(port), psn);
     }
 
     /** This QP's endpoint for the peer: the port's LID, the QPN, {@code psn}, GID {@code gidIndex}. */
     public QueuePairEndpoint localEndpoint(int gidIndex, int psn) {
+        ensureOpen();
         return new QueuePairEndpoint(context.queryPort(port).lid(), qpNum, psn & 0xffffff, context.queryGid(port, gidIndex));
     }
 
