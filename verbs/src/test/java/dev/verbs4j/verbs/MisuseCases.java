@@ -30,7 +30,37 @@ final class MisuseCases {
         all.addAll(MisuseExtremeArgumentCases.all());
         all.addAll(MisuseRegisteredMemoryCases.all());
         all.addAll(MisuseStressCases.all());
+        all.add(xrc());
         return all;
+    }
+
+    /**
+     * XRC where the device may have none (Soft-RoCE): opening a domain either works, and the domain
+     * is then refused after close, or is refused with a clear {@link VerbsException} naming the
+     * verb, and the context goes on working.
+     */
+    private static MisuseCase xrc() {
+        return MisuseCase.of("xrc", "an XRC domain opens and is refused after close, or is refused clearly", () -> {
+            try (MisuseFixture f = new MisuseFixture()) {
+                XrcDomain xrcd;
+                try {
+                    xrcd = f.ctx.openXrcDomain();
+                } catch (VerbsException e) {
+                    if (!"ibv_open_xrcd".equals(e.verb()) || e.errno() == 0) {
+                        throw new AssertionError("an unclear refusal: " + e, e);
+                    }
+                    f.ctx.allocateProtectionDomain().close();
+                    return;
+                }
+                xrcd.close();
+                try {
+                    xrcd.createReceiveQueuePair();
+                    throw new AssertionError("a closed XRC domain created a queue pair");
+                } catch (IllegalStateException expected) {
+                    // refused
+                }
+            }
+        });
     }
 
     /** The cases by name, in order. */
