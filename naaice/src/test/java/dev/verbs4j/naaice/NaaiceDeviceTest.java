@@ -748,8 +748,9 @@ class NaaiceDeviceTest {
                 after.heapKiB, half.nativeGrowthSince(before), after.nativeGrowthSince(half));
         assertThat(server.connectionCount()).isZero();
         assertThat(after.fds).isEqualTo(before.fds);
+        // 16 MiB: second halves measured -0.8 to +8.7 MiB; a leak of 20 KiB per 1 MiB RPC exceeds it
         assertThat(after.nativeGrowthSince(half)).as("RSS growth beyond the Java heap in the second half, KiB")
-                .isLessThan(8 * 1024);
+                .isLessThan(16 * 1024);
     }
 
     /** This process's file descriptors, RDMA resources and memory once the server has let go of every connection. */
