@@ -49,6 +49,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * blocks until its outcome and throws a {@link VerbsException} when it failed. A synchronous id
  * has an event channel of its own (not librdmacm's: {@link #channel()} is null) on which its
  * operations wait for their outcome; one operation waits at a time, the others queue behind it.
+ * Unlike librdmacm's own synchronous mode, an operation waits past events that are not its
+ * outcome (TIMEWAIT_EXIT, ADDR_CHANGE) instead of ending on them.
  *
  * <p>The id owns its native object and its queue pair: closing it closes the queue pair ({@code
  * rdma_destroy_qp}) and then calls {@code rdma_destroy_id()}. Ids on a channel are closed with it.
