@@ -223,8 +223,13 @@ class NaaiceSafetyDeviceTest {
             c.close();
             long closeMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             Throwable t = rpc.get(30, TimeUnit.SECONDS);
-            assertThat(t).isInstanceOfAny(IllegalStateException.class, NaaiceException.class);
+            // the waiting RPC ends: cut short by the close, or (seen in the loaded three-VM run, not
+            // alone) already answered when the close got the lock; either way the client is closed
+            if (t != null) {
+                assertThat(t).isInstanceOfAny(IllegalStateException.class, NaaiceException.class);
+            }
             assertThat(c.state()).isEqualTo(NaaState.DISCONNECTED);
+            assertThatThrownBy(() -> c.rpc(FN_SLOW, WAIT)).isInstanceOf(IllegalStateException.class);
             System.out.printf("close during a slow RPC: %d ms, the RPC ended with %s%n", closeMillis, t);
             c.close(); // idempotent
 
