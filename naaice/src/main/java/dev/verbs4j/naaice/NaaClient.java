@@ -459,7 +459,9 @@ public final class NaaClient implements AutoCloseable {
             try {
                 List<MrspMessage.RequestEntry> entries = new ArrayList<>();
                 for (Region r : params) {
-                    // every region's rkey travels (the C NAA takes them as given); only an output's lets the NAA write
+                    // every region's rkey travels (the C NAA takes them as given); only an output's lets the NAA write.
+                    // The address is only a number for the peer: the region keeps its RdmaArena memory registered
+                    // until it is closed, and the arena's close deregisters it before freeing, so the key dies first.
                     entries.add(new MrspMessage.RequestEntry(r.flags, r.requestedAddress, r.mr.address(), r.mr.rkey(), r.size));
                 }
                 for (Region r : internals) {

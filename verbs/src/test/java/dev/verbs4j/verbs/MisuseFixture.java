@@ -1,6 +1,5 @@
 package dev.verbs4j.verbs;
 
-import org.opentest4j.TestAbortedException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -44,7 +43,6 @@ final class MisuseFixture implements AutoCloseable {
     private final Map<MemoryWindow.Type, MemoryWindow> mws = new EnumMap<>(MemoryWindow.Type.class);
     private SharedReceiveQueue srq;
     private AddressHandle ah;
-    private XrcDomain xrcd;
     private SendRequests sends;
     private ReceiveRequests recvs;
     private WorkCompletions wcs;
@@ -181,18 +179,6 @@ final class MisuseFixture implements AutoCloseable {
 
     AddressVector destination() {
         return AddressVector.global(1, ctx.queryGid(1, host.gidIndex()), host.gidIndex());
-    }
-
-    /** An XRC domain; the case is skipped on devices without XRC (Soft-RoCE has none). */
-    XrcDomain xrcd() {
-        if (xrcd == null) {
-            try {
-                xrcd = ctx.openXrcDomain();
-            } catch (VerbsException e) {
-                throw new TestAbortedException(host.device() + " has no XRC domains: " + e.getMessage());
-            }
-        }
-        return xrcd;
     }
 
     SendRequests sends() {
