@@ -405,6 +405,8 @@ final class CmRun implements AutoCloseable {
      */
     private final class Comm implements Wire.Channel {
 
+        private static final long LAST_SEND_GRACE_NANOS = 10_000_000_000L;
+
         final CmId id;
         private final ProtectionDomain pd;
         private final CompletionQueue sendCq;
@@ -441,7 +443,25 @@ final class CmRun implements AutoCloseable {
             return theirs;
         }
 
+        @Override
+        public byte[] lastExchange(byte[] mine) throws IOException {
+            if (o.isClient()) {
+                return exchange(mine);
+            }
+            byte[] theirs = receive(mine.length);
+            post(mine);
+            // the client closes once it has this answer; if the acknowledgement is lost with its
+            // queue pair, the completion may never come: the answer was sent, so stop waiting
+            await(sendCq, System.nanoTime() + LAST_SEND_GRACE_NANOS);
+            return theirs;
+        }
+
         private void send(byte[] data) throws IOException {
+            post(data);
+            await(sendCq);
+        }
+
+        private void post(byte[] data) throws IOException {
             MemorySegment s = mr.segment();
             s.asSlice(1024, data.length).copyFrom(MemorySegment.ofArray(data));
             send.get(0).wrId(SEND_WRID).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 1024, data.length);
@@ -450,7 +470,6 @@ final class CmRun implements AutoCloseable {
             } catch (RuntimeException e) {
                 throw new IOException("Couldn't post send on the RDMA CM control connection", e);
             }
-            await(sendCq);
         }
 
         private byte[] receive(int n) throws IOException {
@@ -466,6 +485,11 @@ final class CmRun implements AutoCloseable {
         }
 
         private void await(CompletionQueue cq) throws IOException {
+            await(cq, Long.MAX_VALUE);
+        }
+
+        /** Spins for one completion; returns without one at {@code deadline} (System.nanoTime). */
+        private void await(CompletionQueue cq, long deadline) throws IOException {
             int spins = 0;
             while (true) {
                 int n;
@@ -484,6 +508,9 @@ final class CmRun implements AutoCloseable {
                 if ((++spins & 0x3ff) == 0) {
                     if (Thread.currentThread().isInterrupted()) {
                         throw new InterruptedIOException("interrupted while waiting for the peer");
+                    }
+                    if (deadline != Long.MAX_VALUE && System.nanoTime() - deadline > 0) {
+                        return;
                     }
                     Thread.onSpinWait();
                 }

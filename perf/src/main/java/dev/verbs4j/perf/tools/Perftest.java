@@ -662,8 +662,13 @@ final class Perftest {
 
     /** One K exchange carrying QP {@code i}'s description; returns the peer's. */
     private Wire.Dest key(int i) throws Exit {
+        return key(i, false);
+    }
+
+    private Wire.Dest key(int i, boolean last) throws Exit {
         try {
-            return parseKey(channel.exchange(keyMessage(my[i])));
+            byte[] mine = keyMessage(my[i]);
+            return parseKey(last ? channel.lastExchange(mine) : channel.exchange(mine));
         } catch (InterruptedIOException e) {
             throw exit(" Interrupted while waiting for the peer", 1);
         } catch (IOException e) {
@@ -698,7 +703,7 @@ final class Perftest {
 
     /** The final K and "done"; the channel is closed after. */
     private void closeExchange() throws Exit {
-        key(0);
+        key(0, true);
         channel.finish(true);
         channel = null;
     }

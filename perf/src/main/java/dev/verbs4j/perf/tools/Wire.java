@@ -42,6 +42,15 @@ final class Wire {
          */
         byte[] exchange(byte[] mine) throws IOException;
 
+        /**
+         * The last exchange before the channel closes. Where a transport can leave the
+         * acknowledgement of the server's answer unseen once the client has it and closes (RDMA
+         * CM), the server stops waiting for it after a grace period.
+         */
+        default byte[] lastExchange(byte[] mine) throws IOException {
+            return exchange(mine);
+        }
+
         /** The end: "done" where the protocol has it (TCP), then the channel closed. */
         void finish(boolean sayDone);
 
