@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * The low-level NAAICE client (the communication context of the NAAICE AP1 API): one RDMA
@@ -313,22 +314,12 @@ public final class NaaClient implements AutoCloseable {
 
     /** The current state. */
     public NaaState state() {
-        lock.lock();
-        try {
-            return machine.state();
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> machine.state());
     }
 
     /** Why the context is in {@link NaaState#ERROR}, or null. */
     public NaaiceException failure() {
-        lock.lock();
-        try {
-            return failure;
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> failure);
     }
 
     /** The NAA's address. */
@@ -343,62 +334,32 @@ public final class NaaClient implements AutoCloseable {
 
     /** The RPCs started on this connection. */
     public int rpcCount() {
-        lock.lock();
-        try {
-            return rpcs;
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> rpcs);
     }
 
     /** The raw 32-bit immediate of the last reply (host order). */
     public int lastReplyImmediate() {
-        lock.lock();
-        try {
-            return replyImmediate;
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> replyImmediate);
     }
 
     /** The return code of the last reply (0 = success), decoded as {@link Immediate#returnCode}. */
     public int lastReturnCode() {
-        lock.lock();
-        try {
-            return Immediate.returnCode(replyImmediate);
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> Immediate.returnCode(replyImmediate));
     }
 
     /** The byte count of the last reply's completion: the length of the NAA's final write only. */
     public long bytesReceived() {
-        lock.lock();
-        try {
-            return Integer.toUnsignedLong(replyBytes);
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> Integer.toUnsignedLong(replyBytes));
     }
 
     /** Nanoseconds from {@link #startConnect} to the end of the region setup. */
     public long setupNanos() {
-        lock.lock();
-        try {
-            return setupNanos;
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> setupNanos);
     }
 
     /** Nanoseconds of the last finished RPC, from its start to the NAA's reply. */
     public long lastRpcNanos() {
-        lock.lock();
-        try {
-            return lastRpcNanos;
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> lastRpcNanos);
     }
 
     /** Sets the three user bytes U0, U1, U2 of the next RPCs' immediates (default 0). */
@@ -990,5 +951,15 @@ public final class NaaClient implements AutoCloseable {
     public String toString() {
         return "NaaClient[" + naa + ", " + machine.state() + ", " + params.size() + " parameters, " + internals.size()
                 + " internal, " + rpcs + " RPCs]";
+    }
+
+    /** Reads {@code what} under the lock that the RPC path holds while it changes the state. */
+    private <T> T underLock(Supplier<T> what) {
+        lock.lock();
+        try {
+            return what.get();
+        } finally {
+            lock.unlock();
+        }
     }
 }

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * The NAAICE middleware (the C library's AP2, {@code naa_handle}): one remote function on one NAA,
@@ -171,22 +172,12 @@ public final class NaaHandle implements AutoCloseable {
 
     /** The number of invocations started. */
     public int invocations() {
-        lock.lock();
-        try {
-            return client.rpcCount();
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> client.rpcCount());
     }
 
     /** Why the handle failed, or null. */
     public NaaiceException failure() {
-        lock.lock();
-        try {
-            return client.failure();
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> client.failure());
     }
 
     /**
@@ -302,5 +293,15 @@ public final class NaaHandle implements AutoCloseable {
     @Override
     public String toString() {
         return "NaaHandle[function " + functionCode + ", " + item + "]";
+    }
+
+    /** Reads {@code what} under the lock that the RPC path holds while it changes the state. */
+    private <T> T underLock(Supplier<T> what) {
+        lock.lock();
+        try {
+            return what.get();
+        } finally {
+            lock.unlock();
+        }
     }
 }
