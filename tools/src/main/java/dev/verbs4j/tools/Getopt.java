@@ -69,12 +69,6 @@ public final class Getopt {
         throw new IllegalArgumentException("option -" + option + " needs a positive number, got '" + argument + "'");
     }
 
-    /** Ends a tool's JVM with {@code status} once what it printed to standard output is flushed. */
-    public static void exit(int status) {
-        System.out.flush();
-        System.exit(status);
-    }
-
     /** The next option character, {@code '?'} after printing an error to {@code err}, or -1 at the end. */
     public int next(PrintStream err) {
         argument = null;

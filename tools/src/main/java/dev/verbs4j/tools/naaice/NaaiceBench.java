@@ -2,9 +2,11 @@ package dev.verbs4j.tools.naaice;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.ReferenceKernels;
-import dev.verbs4j.verbs.RdmaArena;
+import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
-
+import dev.verbs4j.tools.OperatorLog;
+import dev.verbs4j.tools.Sizes;
+import dev.verbs4j.verbs.RdmaArena;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
@@ -33,16 +35,18 @@ public final class NaaiceBench {
                   -p, --port=PORT         the NAA's port (default 12345)
                   -l, --local=ADDRESS     the local address to connect from
                   -f, --fncode=F          function code (default 3, the no-op)
-                  -M, --max=BYTES         the largest size (default 1048576)
+                  -M, --max=BYTES         the largest size, k, m, g suffixes (default 1048576)
                   -n, --repeat=N          RPCs per size, the median is reported (default 5)
                   -t, --timeout=SECONDS   timeout of each step (default 60)
+                  -v, --verbose           log more (DEBUG as well as INFO)
+                  -q, --quiet             log warnings and errors only
                   -h, --help              this text
                 """);
     }
 
     /** Runs the sweep and exits with its status. */
     public static void main(String[] args) {
-        Getopt.exit(run(args, System.out, System.err));
+        Cli.main(args, NaaiceBench::run);
     }
 
     /**
@@ -50,8 +54,8 @@ public final class NaaiceBench {
      * measured, 1 when an RPC failed, 2 on a usage error.
      */
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        Getopt g = new Getopt("naaice-bench", args, "a:p:l:f:M:n:t:h", "address:a", "port:p", "local:l", "fncode:f", "max:M",
-                "repeat:n", "timeout:t", "help:h");
+        Getopt g = new Getopt("naaice-bench", args, "a:p:l:f:M:n:t:vqh", "address:a", "port:p", "local:l", "fncode:f", "max:M",
+                "repeat:n", "timeout:t", "verbose:v", "quiet:q", "help:h");
         String address = null;
         String localAddress = null;
         int port = NaaClient.DEFAULT_PORT;
@@ -59,6 +63,7 @@ public final class NaaiceBench {
         long max = 1 << 20;
         int repeat = 5;
         Duration timeout = Duration.ofSeconds(60);
+        int verbosity = 0;
         try {
             for (int c; (c = g.next(err)) != -1; ) {
                 switch (c) {
@@ -66,9 +71,11 @@ public final class NaaiceBench {
                     case 'p' -> port = (int) number("--port", g.argument(), 1, 65535);
                     case 'l' -> localAddress = g.argument();
                     case 'f' -> fn = (int) number("--fncode", g.argument(), 0, 255);
-                    case 'M' -> max = number("--max", g.argument(), 1, Integer.MAX_VALUE);
+                    case 'M' -> max = size("--max", g.argument(), 1, Integer.MAX_VALUE);
                     case 'n' -> repeat = (int) number("--repeat", g.argument(), 1, 1_000_000);
                     case 't' -> timeout = Duration.ofSeconds(number("--timeout", g.argument(), 1, 86_400));
+                    case 'v' -> verbosity++;
+                    case 'q' -> verbosity--;
                     case 'h' -> {
                         usage(out);
                         return 0;
@@ -83,6 +90,7 @@ public final class NaaiceBench {
             err.println("naaice-bench: " + e.getMessage());
             return 2;
         }
+        OperatorLog.verbosity(verbosity);
         if (address == null) {
             err.println("naaice-bench: --address is required");
             usage(err);
@@ -148,6 +156,18 @@ public final class NaaiceBench {
             Arrays.sort(times);
             return new long[]{setup, times[repeat / 2]};
         }
+    }
+
+    private static long size(String option, String value, long min, long max) {
+        try {
+            long v = Sizes.parse(value);
+            if (v >= min && v <= max) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("option " + option + " needs a number from " + min + " to " + max + ", got '" + value + "'");
     }
 
     private static long number(String option, String value, long min, long max) {

@@ -2,8 +2,11 @@ package dev.verbs4j.tools.naaice;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.NaaiceException;
-import dev.verbs4j.verbs.RdmaArena;
+import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
+import dev.verbs4j.tools.OperatorLog;
+import dev.verbs4j.tools.Sizes;
+import dev.verbs4j.verbs.RdmaArena;
 
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
@@ -32,17 +35,19 @@ public final class NaaiceClient {
                   -p, --port=PORT         the NAA's port (default 12345)
                   -l, --local=ADDRESS     the local address to connect from
                   -f, --fncode=F          function code 1..127 (default 1)
-                  -s, --sizes=N,N,...     parameter sizes in bytes, each an input/output region (default 1024)
+                  -s, --sizes=N,N,...     parameter sizes in bytes (k, m, g suffixes), each an input/output region (default 1024)
                   -n, --repeat=N          RPCs on the connection (default 1)
                   -t, --timeout=SECONDS   timeout of each step (default 60)
+                  -v, --verbose           log more (DEBUG as well as INFO)
+                  -q, --quiet             log warnings and errors only
                   -h, --help              this text
                 Parameter i starts filled with the byte 10+i; for functions 1, 2 (add 1, 2) and 3 (no-op) the results are checked.
                 """);
     }
 
     /** Runs the tool; exits with its status. */
-    public static void main(String[] args) throws Exception {
-        System.exit(run(args, System.out, System.err));
+    public static void main(String[] args) {
+        Cli.main(args, NaaiceClient::run);
     }
 
     /**
@@ -50,8 +55,8 @@ public final class NaaiceClient {
      * and (for functions 1..3) every byte was as expected, 1 otherwise, 2 on a usage error.
      */
     public static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
-        Getopt g = new Getopt("naaice-client", args, "a:p:l:f:s:n:t:h", "address:a", "port:p", "local:l", "fncode:f", "sizes:s",
-                "repeat:n", "timeout:t", "help:h");
+        Getopt g = new Getopt("naaice-client", args, "a:p:l:f:s:n:t:vqh", "address:a", "port:p", "local:l", "fncode:f", "sizes:s",
+                "repeat:n", "timeout:t", "verbose:v", "quiet:q", "help:h");
         String address = null;
         String localAddress = null;
         int port = NaaClient.DEFAULT_PORT;
@@ -59,6 +64,7 @@ public final class NaaiceClient {
         List<Long> sizes = List.of(1024L);
         int repeat = 1;
         Duration timeout = Duration.ofSeconds(60);
+        int verbosity = 0;
         int c;
         while ((c = g.next(err)) != -1) {
             switch (c) {
@@ -69,12 +75,14 @@ public final class NaaiceClient {
                 case 's' -> {
                     List<Long> l = new ArrayList<>();
                     for (String s : g.argument().split(",")) {
-                        l.add(Long.parseLong(s.trim()));
+                        l.add(Sizes.parse(s));
                     }
                     sizes = l;
                 }
                 case 'n' -> repeat = Integer.parseInt(g.argument());
                 case 't' -> timeout = Duration.ofSeconds(Long.parseLong(g.argument()));
+                case 'v' -> verbosity++;
+                case 'q' -> verbosity--;
                 case 'h' -> {
                     usage(out);
                     return 0;
@@ -89,6 +97,7 @@ public final class NaaiceClient {
             usage(out);
             return 2;
         }
+        OperatorLog.verbosity(verbosity);
         int add = switch (fn) {
             case 1 -> 1;
             case 2 -> 2;

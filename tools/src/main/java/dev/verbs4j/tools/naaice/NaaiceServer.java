@@ -2,7 +2,10 @@ package dev.verbs4j.tools.naaice;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.NaaServer;
+import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
+import dev.verbs4j.tools.OperatorLog;
+import dev.verbs4j.tools.Sizes;
 
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -25,16 +28,18 @@ public final class NaaiceServer {
                   -b, --bind=ADDRESS         listen on this address only (default: all)
                   -c, --max-connections=N    connections served at once (default 16)
                   -r, --max-regions=N        regions per connection (default 32)
-                  -m, --max-bytes=N          bytes per connection (default 1073741824)
+                  -m, --max-bytes=N          bytes per connection, k, m, g suffixes (default 1073741824)
                   -d, --duration=SECONDS     stop after this many seconds (default: run until killed)
+                  -v, --verbose              log each event in more detail (DEBUG as well as INFO)
+                  -q, --quiet                log warnings and errors only
                   -h, --help                 this text
                 Kernels: function 1 adds 1, function 2 adds 2 to every byte of every parameter; 3 does nothing.
                 """);
     }
 
     /** Runs the server until killed (or for {@code --duration}); exits with the tool's status. */
-    public static void main(String[] args) throws Exception {
-        System.exit(run(args, System.out, System.err));
+    public static void main(String[] args) {
+        Cli.main(args, NaaiceServer::run);
     }
 
     /**
@@ -42,12 +47,13 @@ public final class NaaiceServer {
      * passes or the calling thread is interrupted, then stops it and returns 0 (2 on a usage error).
      */
     public static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
-        Getopt g = new Getopt("naaice-server", args, "p:b:c:r:m:d:h", "port:p", "bind:b", "max-connections:c",
-                "max-regions:r", "max-bytes:m", "duration:d", "help:h");
+        Getopt g = new Getopt("naaice-server", args, "p:b:c:r:m:d:vqh", "port:p", "bind:b", "max-connections:c",
+                "max-regions:r", "max-bytes:m", "duration:d", "verbose:v", "quiet:q", "help:h");
         int port = NaaClient.DEFAULT_PORT;
         String bind = null;
         NaaServer.Builder b = NaaServer.builder().logEachRpc(true);
         long duration = -1;
+        int verbosity = 0;
         int c;
         while ((c = g.next(err)) != -1) {
             switch (c) {
@@ -55,8 +61,10 @@ public final class NaaiceServer {
                 case 'b' -> bind = g.argument();
                 case 'c' -> b.maxConnections(Integer.parseInt(g.argument()));
                 case 'r' -> b.maxRegions(Integer.parseInt(g.argument()));
-                case 'm' -> b.maxBytes(Long.parseLong(g.argument()));
+                case 'm' -> b.maxBytes(Sizes.parse(g.argument()));
                 case 'd' -> duration = Long.parseLong(g.argument());
+                case 'v' -> verbosity++;
+                case 'q' -> verbosity--;
                 case 'h' -> {
                     usage(out);
                     return 0;
@@ -67,6 +75,7 @@ public final class NaaiceServer {
                 }
             }
         }
+        OperatorLog.verbosity(verbosity);
         InetSocketAddress address = bind == null ? new InetSocketAddress(port) : new InetSocketAddress(InetAddress.getByName(bind), port);
         NaaServer server = b.bind(address).start();
         out.println("naaice-server: listening on " + address + " (port " + server.port() + ")");

@@ -7,6 +7,8 @@ import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.UdParameters;
+import dev.verbs4j.tools.Cli;
+import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.CompletionQueue;
@@ -21,7 +23,6 @@ import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
-import dev.verbs4j.tools.Getopt;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
@@ -61,7 +62,7 @@ public final class Mc {
 
     /** Runs mc and exits with its status. */
     public static void main(String[] args) {
-        Getopt.exit(run(args, System.out, System.err));
+        Cli.main(args, Mc::run);
     }
 
     /** Runs mc; returns its status (0 on success). */

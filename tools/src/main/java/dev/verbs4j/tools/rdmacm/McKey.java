@@ -5,6 +5,8 @@ import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.UdParameters;
+import dev.verbs4j.tools.Cli;
+import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.CompletionQueue;
@@ -23,7 +25,6 @@ import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.WcOpcode;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
-import dev.verbs4j.tools.Getopt;
 
 import java.io.PrintStream;
 import java.lang.foreign.ValueLayout;
@@ -70,9 +71,7 @@ public final class McKey {
 
     /** Runs mckey and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc);
+        Cli.main(args, McKey::run);
     }
 
     /** Runs mckey; returns its status (0 on success). */

@@ -5,6 +5,8 @@ import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
+import dev.verbs4j.tools.Cli;
+import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
@@ -24,7 +26,6 @@ import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.WcStatus;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
-import dev.verbs4j.tools.Getopt;
 
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -96,9 +97,7 @@ public final class RPing {
 
     /** Runs rping and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc);
+        Cli.main(args, RPing::run);
     }
 
     /** Runs rping; returns its exit status (0 on success). */

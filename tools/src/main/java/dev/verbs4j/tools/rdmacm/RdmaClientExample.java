@@ -3,6 +3,7 @@ package dev.verbs4j.tools.rdmacm;
 import dev.verbs4j.rdmacm.AddressInfo;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.PortSpace;
+import dev.verbs4j.tools.Cli;
 
 import java.io.PrintStream;
 
@@ -19,9 +20,7 @@ public final class RdmaClientExample {
 
     /** Runs the example and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc);
+        Cli.main(args, RdmaClientExample::run);
     }
 
     /** Runs the example; returns its exit status (0 on success). */

@@ -4,6 +4,8 @@ import dev.verbs4j.rdmacm.AddressInfo;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.PortSpace;
+import dev.verbs4j.tools.Cli;
+import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
@@ -21,7 +23,6 @@ import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.SharedReceiveQueue;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
-import dev.verbs4j.tools.Getopt;
 
 import java.io.PrintStream;
 import java.lang.foreign.ValueLayout;
@@ -70,7 +71,7 @@ public final class Srq {
 
     /** Runs srq and exits with its status. */
     public static void main(String[] args) {
-        Getopt.exit(run(args, System.out, System.err));
+        Cli.main(args, Srq::run);
     }
 
     /** Runs srq; returns its status (0 on success). */

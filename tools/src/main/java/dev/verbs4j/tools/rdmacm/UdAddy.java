@@ -7,6 +7,8 @@ import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.UdParameters;
+import dev.verbs4j.tools.Cli;
+import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.CompletionQueue;
@@ -22,7 +24,6 @@ import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.WorkCompletions;
-import dev.verbs4j.tools.Getopt;
 
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -65,9 +66,7 @@ public final class UdAddy {
 
     /** Runs udaddy and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc);
+        Cli.main(args, UdAddy::run);
     }
 
     /** Runs udaddy; returns its status (0 on success). */

@@ -1,5 +1,6 @@
 package dev.verbs4j.tools.verbs;
 
+import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
@@ -77,9 +78,7 @@ public final class DevInfo {
 
     /** Runs the tool and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc & 0xff);
+        Cli.main(args, DevInfo::run);
     }
 
     /** Runs the tool, writing to {@code out} and {@code err}; returns what {@code ibv_devinfo} returns. */

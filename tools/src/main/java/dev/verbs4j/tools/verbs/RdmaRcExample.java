@@ -1,5 +1,6 @@
 package dev.verbs4j.tools.verbs;
 
+import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.CompletionQueue;
@@ -56,9 +57,7 @@ public final class RdmaRcExample {
 
     /** Runs the example and exits with its result. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc);
+        Cli.main(args, RdmaRcExample::run);
     }
 
     /** Runs the example; returns 0 on success. */

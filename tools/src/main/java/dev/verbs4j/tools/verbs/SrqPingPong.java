@@ -1,5 +1,6 @@
 package dev.verbs4j.tools.verbs;
 
+import dev.verbs4j.tools.Cli;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.DeviceAttributes;
 import dev.verbs4j.verbs.Opcode;
@@ -57,9 +58,7 @@ public final class SrqPingPong extends PingPongBase {
 
     /** Runs the tool and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc & 0xff);
+        Cli.main(args, SrqPingPong::run);
     }
 
     /**

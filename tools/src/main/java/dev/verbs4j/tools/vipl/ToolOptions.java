@@ -1,6 +1,7 @@
 package dev.verbs4j.tools.vipl;
 
 import dev.verbs4j.tools.Getopt;
+import dev.verbs4j.tools.Sizes;
 import dev.verbs4j.vipl.VipReliabilityLevel;
 
 import java.io.PrintStream;
@@ -89,7 +90,7 @@ final class ToolOptions {
         s.append("  -d, --device=NIC        the VIPL NIC (RDMA device; default the first one)\n");
         s.append("  -p, --port=PORT         the connection's discriminator (default 18515); both sides alike\n");
         s.append("  -l, --local=ADDR        this side's host address (default the NIC's IPv4 address)\n");
-        s.append("  -s, --size=LIST         message sizes in bytes, comma-separated, k/m suffixes\n");
+        s.append("  -s, --size=LIST         message sizes in bytes, comma-separated, k/m suffixes (either case)\n");
         s.append("                          (1 B to 1 MiB; default ").append(bw ? "65536" : "4096").append(")\n");
         s.append("  -a, --all               sizes 1 B to 64 KiB, doubling\n");
         s.append("  -n, --iters=N           iterations per size (default 1000; client only)\n");
@@ -201,18 +202,9 @@ final class ToolOptions {
     static int[] sizes(String text) throws UsageException {
         List<Integer> l = new ArrayList<>();
         for (String part : text.split(",", -1)) {
-            String t = part.strip().toLowerCase(Locale.ROOT);
-            long mult = 1;
-            if (t.endsWith("k")) {
-                mult = 1024;
-                t = t.substring(0, t.length() - 1);
-            } else if (t.endsWith("m")) {
-                mult = 1 << 20;
-                t = t.substring(0, t.length() - 1);
-            }
             long v;
             try {
-                v = Long.parseLong(t) * mult;
+                v = Sizes.parse(part);
             } catch (NumberFormatException e) {
                 v = -1;
             }

@@ -1,6 +1,6 @@
 package dev.verbs4j.tools.vipl;
 
-import dev.verbs4j.tools.Getopt;
+import dev.verbs4j.tools.Cli;
 import dev.verbs4j.vipl.VipConnHandle;
 import dev.verbs4j.vipl.VipDescriptor;
 import dev.verbs4j.vipl.VipMemHandle;
@@ -33,7 +33,7 @@ public final class ViplBw {
 
     /** Runs the tool and exits with its status. */
     public static void main(String[] args) {
-        Getopt.exit(run(args, System.out, System.err));
+        Cli.main(args, ViplBw::run);
     }
 
     /** Runs the tool; returns its exit status: 0 success, 1 failure at run time, 2 bad options. */
