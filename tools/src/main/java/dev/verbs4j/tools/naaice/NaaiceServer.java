@@ -13,8 +13,9 @@ import java.net.InetSocketAddress;
 
 /**
  * {@code naaice-server}: runs the software NAA with the reference kernels (1: +1, 2: +2, 3: no-op)
- * until killed, or for {@code --duration} seconds. Logs each connection and RPC through
- * System.Logger.
+ * until killed, or for {@code --duration} seconds. The server logs each connection and RPC, one
+ * line each on standard error when run as a program (see {@link dev.verbs4j.tools.OperatorLog});
+ * {@code -v} adds DEBUG events, {@code -q} leaves warnings and errors.
  */
 public final class NaaiceServer {
 
