@@ -6,8 +6,7 @@
 module dev.verbs4j.perf {
     requires dev.verbs4j.verbs;
     requires dev.verbs4j.rdmacm;
-    requires dev.verbs4j.vipl;
-    requires dev.verbs4j.naaice;
+    requires dev.verbs4j.tools;
     requires java.desktop;
     requires org.jfree.jfreechart;
 

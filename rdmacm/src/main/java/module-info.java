@@ -7,5 +7,4 @@ module dev.verbs4j.rdmacm {
     requires transitive dev.verbs4j.verbs;
 
     exports dev.verbs4j.rdmacm;
-    exports dev.verbs4j.rdmacm.tools;
 }

@@ -7,5 +7,4 @@ module dev.verbs4j.verbs {
 
     exports dev.verbs4j.verbs;
     exports dev.verbs4j.verbs.internal to dev.verbs4j.rdmacm;
-    exports dev.verbs4j.verbs.tools to dev.verbs4j.rdmacm, dev.verbs4j.vipl, dev.verbs4j.naaice, dev.verbs4j.perf;
 }

@@ -6,5 +6,4 @@ module dev.verbs4j.vipl {
     requires dev.verbs4j.rdmacm;
 
     exports dev.verbs4j.vipl;
-    exports dev.verbs4j.vipl.tools;
 }

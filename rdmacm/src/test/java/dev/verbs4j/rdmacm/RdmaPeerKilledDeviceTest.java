@@ -1,7 +1,7 @@
 package dev.verbs4j.rdmacm;
 
 import dev.verbs4j.verbs.TestBed;
-import dev.verbs4j.verbs.tools.ToolRunner;
+import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -1,5 +1,6 @@
 package dev.verbs4j.perf.compare;
 
+import dev.verbs4j.tools.Cli;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -22,9 +23,7 @@ public final class Compare {
     }
 
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc);
+        Cli.main(args, Compare::run);
     }
 
     /** Runs {@code compare}; returns its exit status (0 within the bounds, 1 outside, 2 usage or setup). */

@@ -1,5 +1,7 @@
 package dev.verbs4j.perf.compare;
 
+import dev.verbs4j.tools.Sizes;
+
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -58,7 +60,7 @@ final class CompareOptions {
 
             Options:
               --tools LIST        tools, comma-separated (ib_send_lat,...; 'lat', 'bw', 'all'; default all)
-              --sizes LIST        sizes in bytes, comma-separated (K and M suffixes), or A..B for the
+              --sizes LIST        sizes in bytes, comma-separated (k, m suffixes), or A..B for the
                                   powers of two from A to B (default 2..65536)
               -n, --iters N       iterations per run, perftest's -n (default 100)
               --max-ratio X       exit 1 when a ratio is above X
@@ -220,17 +222,7 @@ final class CompareOptions {
     }
 
     private static long size(String text) {
-        String t = text.strip();
-        long factor = 1;
-        if (t.endsWith("K")) {
-            factor = 1024;
-        } else if (t.endsWith("M")) {
-            factor = 1024 * 1024;
-        }
-        if (factor > 1) {
-            t = t.substring(0, t.length() - 1);
-        }
-        long s = Long.parseLong(t) * factor;
+        long s = Sizes.parse(text);
         if (s < 1 || s > 8L * 1024 * 1024) {
             throw new IllegalArgumentException("sizes are 1 B to 8 MiB (perftest's limit)");
         }

@@ -1,6 +1,6 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.verbs.tools.Getopt;
+import dev.verbs4j.tools.Getopt;
 
 import java.io.PrintStream;
 import java.util.List;

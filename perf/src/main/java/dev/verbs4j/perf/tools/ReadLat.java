@@ -1,5 +1,6 @@
 package dev.verbs4j.perf.tools;
 
+import dev.verbs4j.tools.Cli;
 import java.io.PrintStream;
 
 /**
@@ -15,9 +16,7 @@ public final class ReadLat {
 
     /** Runs the tool and exits with its status. */
     public static void main(String[] args) {
-        int rc = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(rc & 0xff);
+        Cli.main(args, ReadLat::run);
     }
 
     /**

@@ -1,6 +1,6 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.verbs.tools.ToolRunner;
+import dev.verbs4j.verbs.ToolRunner;
 
 /** The eight perftest tools as the tests drive them: Java entry point, C program, kind. */
 enum PerfTool {

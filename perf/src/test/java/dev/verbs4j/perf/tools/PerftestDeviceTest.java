@@ -1,9 +1,9 @@
 package dev.verbs4j.perf.tools;
 
 import dev.verbs4j.verbs.TestBed;
-import dev.verbs4j.verbs.tools.ToolRunner;
-import dev.verbs4j.verbs.tools.ToolRunner.Background;
-import dev.verbs4j.verbs.tools.ToolRunner.Run;
+import dev.verbs4j.verbs.ToolRunner;
+import dev.verbs4j.verbs.ToolRunner.Background;
+import dev.verbs4j.verbs.ToolRunner.Run;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,0 +1,107 @@
+package dev.verbs4j.tools.rdmacm;
+
+import dev.verbs4j.verbs.TestBed;
+import dev.verbs4j.verbs.ToolRunner;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * rping in Java against rdmacm-utils' C rping, both ways round, and Java against Java; "loopback"
+ * with both ends on host B's address (one device), "across" with the client bound to host A's
+ * address (-I) and the server on host B's. Three pings, data printed with -v and compared.
+ */
+@Tag(TestBed.TAG)
+class RPingDeviceTest {
+
+    /** One side's limit: the first use of the library in the VM's JVM alone takes ~15 s. */
+    static final Duration RUN_LIMIT = Duration.ofSeconds(150);
+    static final Duration LISTEN_LIMIT = Duration.ofSeconds(90);
+    private static final int PINGS = 3;
+
+    static Stream<Arguments> runs() {
+        List<Arguments> runs = new ArrayList<>();
+        int port = 20_410;
+        for (String topology : List.of("loopback", "across")) {
+            runs.add(Arguments.of("Java", "C", topology, port++));
+            runs.add(Arguments.of("C", "Java", topology, port++));
+            runs.add(Arguments.of("Java", "Java", topology, port++));
+        }
+        // -q: the Java side creates its queue pair itself and moves it with rdma_init_qp_attr
+        runs.add(Arguments.of("Java -q", "C", "across", port++));
+        runs.add(Arguments.of("C", "Java -q", "across", port++));
+        runs.add(Arguments.of("Java -q", "Java -q", "across", port++));
+        return runs.stream();
+    }
+
+    @ParameterizedTest(name = "{0} client -> {1} server, {2}")
+    @MethodSource("runs")
+    void pings(String client, String server, String topology, int port) throws Exception {
+        String b = TestBed.hostB().address();
+        List<String> serverArgs = new ArrayList<>(List.of("-s", "-a", b, "-p", String.valueOf(port), "-v"));
+        if (server.endsWith(" -q")) {
+            serverArgs.add("-q");
+        }
+        List<String> clientArgs = new ArrayList<>(List.of("-c", "-a", b, "-p", String.valueOf(port), "-C", String.valueOf(PINGS), "-v", "-V"));
+        if (topology.equals("across")) {
+            clientArgs.addAll(List.of("-I", TestBed.hostA().address()));
+        }
+        if (client.endsWith(" -q")) {
+            clientArgs.add("-q");
+        }
+        ToolRunner.Background s = start(server, "rping server", serverArgs.toArray(String[]::new));
+        ToolRunner.Run serverRun;
+        ToolRunner.Run clientRun;
+        try {
+            ToolRunner.awaitCmListening(port, LISTEN_LIMIT);
+            ToolRunner.Background c = start(client, "rping client", clientArgs.toArray(String[]::new));
+            try {
+                clientRun = c.await();
+            } finally {
+                c.stop();
+            }
+            serverRun = s.await();
+        } finally {
+            s.stop();
+        }
+        assertThat(clientRun.status()).as("%s\n%s", clientRun, serverRun).isZero();
+        assertThat(serverRun.status()).as("%s\n%s", serverRun, clientRun).isZero();
+        List<String> expected = new ArrayList<>();
+        List<String> expectedServer = new ArrayList<>();
+        for (int ping = 0; ping < PINGS; ping++) {
+            expected.add("ping data: " + pingData(ping, 64));
+            expectedServer.add("server ping data: " + pingData(ping, 64));
+        }
+        assertThat(clientRun.out()).as("%s", clientRun).containsExactlyElementsOf(expected);
+        assertThat(serverRun.out()).as("%s", serverRun).containsExactlyElementsOf(expectedServer);
+    }
+
+    private static ToolRunner.Background start(String impl, String who, String... args) throws Exception {
+        if (impl.startsWith("Java")) {
+            return ToolRunner.startJava(RPing::run, "Java " + who, RUN_LIMIT, args);
+        }
+        String[] cmd = new String[args.length + 1];
+        cmd[0] = "rping";
+        System.arraycopy(args, 0, cmd, 1, args.length);
+        return ToolRunner.startC("C " + who, RUN_LIMIT, cmd);
+    }
+
+    /** What rping's client puts in its buffer for ping {@code n}: the header, then letters A..z round. */
+    static String pingData(int n, int size) {
+        StringBuilder sb = new StringBuilder("rdma-ping-" + n + ": ");
+        int c = 65 + n % 58;
+        while (sb.length() < size - 1) {
+            sb.append((char) c);
+            c = c == 122 ? 65 : c + 1;
+        }
+        return sb.toString();
+    }
+}

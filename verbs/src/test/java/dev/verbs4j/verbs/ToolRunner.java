@@ -1,0 +1,222 @@
+package dev.verbs4j.verbs;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Runs one side of a tool test: a Java tool in this JVM (on a thread, with its own output
+ * streams) or a C program as a process, in the background, bounded by a time limit.
+ */
+public final class ToolRunner {
+
+    /** A Java tool's entry point: arguments and streams in, exit status out. */
+    @FunctionalInterface
+    public interface JavaTool {
+        int run(String[] args, PrintStream out, PrintStream err);
+    }
+
+    /** One side's result. */
+    public record Run(String who, int status, List<String> out, List<String> err) {
+
+        /** The first output line starting with {@code prefix}, or null. */
+        public String line(String prefix) {
+            return out.stream().filter(l -> l.startsWith(prefix)).findFirst().orElse(null);
+        }
+
+        @Override
+        public String toString() {
+            return who + " exited " + status + "\n  stdout: " + String.join("\n          ", out)
+                    + "\n  stderr: " + String.join("\n          ", err);
+        }
+    }
+
+    /** A side running in the background. */
+    public interface Background {
+        /** Waits for the end (at most the run limit; then stops the side and fails). */
+        Run await() throws Exception;
+
+        /** Stops the side now (a Java tool is interrupted, a process killed). */
+        void stop();
+
+        /** Kills a process side with SIGKILL at once (Java sides are interrupted). */
+        default void kill() {
+            stop();
+        }
+
+        /** Whether the side is still running. */
+        boolean isAlive();
+    }
+
+    private ToolRunner() {
+    }
+
+    /** Starts {@code tool} with {@code args} on a daemon thread; {@code limit} bounds {@link Background#await()}. */
+    public static Background startJava(JavaTool tool, String who, Duration limit, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        CompletableFuture<Integer> status = new CompletableFuture<>();
+        Thread t = Thread.ofPlatform().name(who).daemon().start(() -> {
+            try {
+                status.complete(tool.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                        new PrintStream(err, true, StandardCharsets.UTF_8)));
+            } catch (Throwable e) {
+                status.completeExceptionally(e);
+            }
+        });
+        return new Background() {
+            @Override
+            public Run await() throws Exception {
+                int rc;
+                try {
+                    rc = status.get(limit.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (TimeoutException e) {
+                    // where the side was stuck, for the report
+                    StringBuilder where = new StringBuilder();
+                    for (StackTraceElement f : t.getStackTrace()) {
+                        where.append("\n    at ").append(f);
+                    }
+                    stop();
+                    throw new AssertionError(who + " (" + String.join(" ", args) + ") did not finish in " + limit
+                            + "; so far: " + out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8)
+                            + "\n  its thread was" + where);
+                }
+                return new Run(who, rc, lines(out.toString(StandardCharsets.UTF_8)), lines(err.toString(StandardCharsets.UTF_8)));
+            }
+
+            @Override
+            public void stop() {
+                if (t.isAlive()) {
+                    t.interrupt();
+                    try {
+                        t.join(10_000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public boolean isAlive() {
+                return t.isAlive();
+            }
+        };
+    }
+
+    /** Starts the program {@code command[0]} with the rest as arguments, stdin from /dev/null. */
+    public static Background startC(String who, Duration limit, String... command) throws IOException {
+        List<String> cmd = List.of(command);
+        Path outFile = Files.createTempFile("tool", ".out");
+        Path errFile = Files.createTempFile("tool", ".err");
+        Process p = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(outFile.toFile()).redirectError(errFile.toFile()).start();
+        return new Background() {
+            @Override
+            public Run await() throws Exception {
+                try {
+                    if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+                        stop();
+                        throw new AssertionError(who + " (" + String.join(" ", cmd) + ") did not finish in " + limit
+                                + "; so far: " + read(outFile) + read(errFile));
+                    }
+                    return new Run(who, p.exitValue(), lines(read(outFile)), lines(read(errFile)));
+                } finally {
+                    Files.deleteIfExists(outFile);
+                    Files.deleteIfExists(errFile);
+                }
+            }
+
+            @Override
+            public void stop() {
+                if (p.isAlive()) {
+                    p.destroyForcibly();
+                    try {
+                        p.waitFor(10, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public void kill() {
+                stop(); // destroyForcibly is SIGKILL on Linux
+            }
+
+            @Override
+            public boolean isAlive() {
+                return p.isAlive();
+            }
+        };
+    }
+
+    /** Waits until some socket listens on TCP {@code port}, at most {@code limit}. */
+    public static void awaitTcpListening(int port, Duration limit) throws IOException, InterruptedException {
+        String hexPort = String.format(Locale.ROOT, ":%04X", port);
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (System.nanoTime() < deadline) {
+            for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+                Path p = Path.of(table);
+                if (!Files.isReadable(p)) {
+                    continue;
+                }
+                for (String line : Files.readAllLines(p)) {
+                    String[] f = line.strip().split("\\s+");
+                    if (f.length > 3 && f[1].endsWith(hexPort) && f[3].equals("0A")) {
+                        return;
+                    }
+                }
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("nothing listens on TCP port " + port + " after " + limit);
+    }
+
+    /**
+     * Waits until an RDMA CM listener is bound to {@code port} (the kernel lists CM ids in
+     * {@code rdma res show cm_id}), at most {@code limit}.
+     */
+    public static void awaitCmListening(int port, Duration limit) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (System.nanoTime() < deadline) {
+            Process p = new ProcessBuilder("rdma", "res", "show", "cm_id").redirectErrorStream(true).start();
+            String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor(5, TimeUnit.SECONDS);
+            for (String line : text.split("\n")) {
+                if (line.contains("LISTEN") && line.matches(".*src-addr [^ ]*:" + port + "( .*|$)")) {
+                    return;
+                }
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("no RDMA CM listener on port " + port + " after " + limit);
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    /** The lines of {@code s}, without a trailing empty one. */
+    public static List<String> lines(String s) {
+        if (s.isEmpty()) {
+            return List.of();
+        }
+        String t = s.endsWith("\n") ? s.substring(0, s.length() - 1) : s;
+        return new ArrayList<>(List.of(t.split("\n", -1)));
+    }
+}

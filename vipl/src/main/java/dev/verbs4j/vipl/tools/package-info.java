@@ -1,9 +1,0 @@
-/**
- * Command-line tools on the VIPL API ({@link dev.verbs4j.vipl.Vipl} only, nothing below it but the
- * {@code RdmaArena} their registered memory comes from):
- * {@link dev.verbs4j.vipl.tools.ViplPingPong} ({@code vipl-pingpong}, latency) and
- * {@link dev.verbs4j.vipl.tools.ViplBw} ({@code vipl-bw}, bandwidth), run by {@code bin/verbs4j}.
- * Each run owns its NIC handle, its registered descriptor and data memory (one {@code RdmaArena}) and
- * its VI, and releases them before it returns.
- */
-package dev.verbs4j.vipl.tools;
