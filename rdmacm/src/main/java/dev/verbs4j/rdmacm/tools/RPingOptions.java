@@ -53,18 +53,12 @@ final class RPingOptions {
         Getopt opts = new Getopt("rping", args, "a:I:Pp:C:S:t:scvVdq");
         for (int op; (op = opts.next(quiet)) != -1; ) {
             switch (op) {
-                case 'a' -> {
+                case 'a', 'I' -> {
                     InetAddress a = lookUp(opts.argument(), out);
                     if (a == null) {
                         status = -1;
-                    } else {
+                    } else if (op == 'a') {
                         o.address = a;
-                    }
-                }
-                case 'I' -> {
-                    InetAddress a = lookUp(opts.argument(), out);
-                    if (a == null) {
-                        status = -1;
                     } else {
                         o.source = a;
                     }
