@@ -1,26 +1,13 @@
 package dev.verbs4j.tools.rdmacm;
 
 import dev.verbs4j.rdmacm.CmEvent;
-import dev.verbs4j.rdmacm.CmId;
+import dev.verbs4j.rdmacm.CmEventType;
 import dev.verbs4j.rdmacm.EventChannel;
-import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.UdParameters;
 import dev.verbs4j.tools.Cli;
-import dev.verbs4j.tools.Getopt;
-import dev.verbs4j.verbs.Access;
-import dev.verbs4j.verbs.AddressHandle;
-import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.Gid;
-import dev.verbs4j.verbs.MemoryRegion;
-import dev.verbs4j.verbs.Opcode;
-import dev.verbs4j.verbs.ProtectionDomain;
-import dev.verbs4j.verbs.QpType;
-import dev.verbs4j.verbs.QueuePair;
-import dev.verbs4j.verbs.QueuePairInit;
-import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
-import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.WcOpcode;
 import dev.verbs4j.verbs.WorkCompletion;
@@ -41,32 +28,21 @@ import java.time.Duration;
  * immediate data is the sending QP). Same options and output as the C program, and it speaks
  * with it: {@code -m group [-s] [-b bind] [-c connections] [-C count] [-S size] [-p ps] [-o] [-l]}.
  */
-public final class McKey {
+public final class McKey extends DatagramTest {
 
-    private static final int GRH = 40;
-    private static final Duration EVENT_WAIT = Duration.ofSeconds(60);
-    private static final long POLL_NANOS = 60_000_000_000L;
-
-    private final PrintStream out;
-    private final PrintStream err;
-    private int connections = 1;
-    private int messageSize = 100;
-    private int messageCount = 10;
     private boolean isSender;
     private boolean sendOnly;
     private boolean loopback = true;
     private boolean unmapped;
     private String dstAddr;
     private String srcAddr;
-    private PortSpace portSpace = PortSpace.UDP;
     private InetSocketAddress src;
     private InetSocketAddress dst;
-    private Node[] nodes;
-    private int connectsLeft;
+    /** The thread that reports the connection manager's events during the transfers. */
+    private Thread cmaThread;
 
     private McKey(PrintStream out, PrintStream err) {
-        this.out = out;
-        this.err = err;
+        super("mckey", out, err);
     }
 
     /** Runs mckey and exits with its status. */
@@ -76,124 +52,58 @@ public final class McKey {
 
     /** Runs mckey; returns its status (0 on success). */
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        return new McKey(out, err).execute(args);
+        return new McKey(out, err).execute(args, "m:M:sb:c:C:S:p:ol");
     }
 
-    private static final class Node {
-        CmId id;
-        boolean connected;
-        ProtectionDomain pd;
-        CompletionQueue cq;
-        MemoryRegion mr;
-        AddressHandle ah;
-        int remoteQpn;
-        int remoteQkey;
-
-        void destroy() {
-            if (id == null) {
-                return;
-            }
-            try {
-                if (ah != null) {
-                    ah.close();
-                }
-                QueuePair qp = id.queuePair();
-                if (qp != null) {
-                    qp.close();
-                }
-                if (cq != null) {
-                    cq.close();
-                }
-                if (mr != null) {
-                    mr.close();
-                }
-                if (pd != null) {
-                    pd.close();
-                }
-            } finally {
-                id.close();
-            }
-        }
-    }
-
-    private int execute(String[] args) {
-        Getopt opts = new Getopt("mckey", args, "m:M:sb:c:C:S:p:ol");
-        for (int c; (c = opts.next(err)) != -1; ) {
-            String a = opts.argument();
-            switch (c) {
-                case 'm' -> dstAddr = a;
-                case 'M' -> {
-                    unmapped = true;
-                    dstAddr = a;
-                }
-                case 's' -> isSender = true;
-                case 'b' -> srcAddr = a;
-                case 'c' -> connections = atoi(a);
-                case 'C' -> messageCount = atoi(a);
-                case 'S' -> messageSize = atoi(a);
-                case 'p' -> {
-                    try {
-                        portSpace = PortSpace.of(Getopt.strtol(a));
-                    } catch (IllegalArgumentException e) {
-                        err.print("mckey: unknown port space " + a + "\n");
-                        return 1;
-                    }
-                }
-                case 'o' -> sendOnly = true;
-                case 'l' -> loopback = false;
-                default -> {
-                    usage();
-                    return 1;
-                }
-            }
-        }
+    @Override
+    boolean optionsComplete() {
         if (unmapped && srcAddr == null) {
             out.print("unmapped multicast address requires binding to source address\n");
-            return 1;
+            return false;
         }
         if (dstAddr == null) {
             usage();
-            return 1;
+            return false;
         }
-        connections = Math.max(connections, 0);
-        connectsLeft = connections;
-        nodes = new Node[connections];
-        EventChannel channel;
-        try {
-            channel = EventChannel.create();
-        } catch (VerbsException e) {
-            err.print(e.errno() == Errno.ENODEV ? "No RDMA devices were detected\n"
-                    : "failed to create RDMA CM event channel: " + Errno.message(e.errno()) + "\n");
-            return 1;
-        }
-        int ret;
-        Thread cmaThread = null;
-        try {
-            for (int i = 0; i < connections; i++) {
-                nodes[i] = new Node();
-                nodes[i].id = channel.createId(portSpace);
-            }
-            Thread[] started = new Thread[1];
-            ret = runTest(channel, started);
-            cmaThread = started[0];
-            out.print("test complete\n");
-            if (cmaThread != null) {
-                cmaThread.interrupt();
-            }
-            for (Node n : nodes) {
-                n.destroy();
-            }
-        } finally {
-            if (cmaThread != null) {
-                cmaThread.interrupt();
-            }
-            channel.close();
-        }
-        out.print("return status " + ret + "\n");
-        return ret;
+        return true;
     }
 
-    private int runTest(EventChannel channel, Thread[] cmaThread) {
+    @Override
+    int test(EventChannel channel) {
+        for (DatagramNode n : nodes) {
+            n.id = channel.createId(portSpace);
+        }
+        return runTest(channel);
+    }
+
+    @Override
+    void afterTest() {
+        if (cmaThread != null) {
+            cmaThread.interrupt();
+        }
+    }
+
+    @Override
+    boolean option(int c, String a) {
+        switch (c) {
+            case 'm' -> dstAddr = a;
+            case 'M' -> {
+                unmapped = true;
+                dstAddr = a;
+            }
+            case 's' -> isSender = true;
+            case 'b' -> srcAddr = a;
+            case 'o' -> sendOnly = true;
+            case 'l' -> loopback = false;
+            default -> {
+                usage();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private int runTest(EventChannel channel) {
         out.print("mckey: starting " + (isSender ? "client" : "server") + "\n");
         try {
             if (srcAddr != null) {
@@ -210,7 +120,7 @@ public final class McKey {
         }
         out.print("mckey: joining\n");
         int ret = 0;
-        for (Node n : nodes) {
+        for (DatagramNode n : nodes) {
             try {
                 if (src != null) {
                     try {
@@ -221,7 +131,7 @@ public final class McKey {
                         return -e.errno();
                     }
                 }
-                n.id.resolveAddress(src, dst, Duration.ofMillis(2000));
+                n.id.resolveAddress(src, dst, ROUTE_TIMEOUT);
             } catch (VerbsException e) {
                 perror("mckey: resolve addr failure", e);
                 connectsLeft--;
@@ -233,7 +143,7 @@ public final class McKey {
             if (ret != 0) {
                 return ret;
             }
-            cmaThread[0] = Thread.ofPlatform().daemon().name("mckey-cm-events").start(() -> cmaEvents(channel));
+            cmaThread = Thread.ofPlatform().daemon().name("mckey-cm-events").start(() -> cmaEvents(channel));
             // Pause to give a subnet manager time to program the switches, as the C program does.
             try {
                 Thread.sleep(3000);
@@ -244,7 +154,7 @@ public final class McKey {
             if (messageCount != 0) {
                 if (isSender) {
                     out.print("initiating data transfers\n");
-                    for (Node n : nodes) {
+                    for (DatagramNode n : nodes) {
                         ret = postSends(n);
                         if (ret != 0) {
                             return ret;
@@ -252,7 +162,7 @@ public final class McKey {
                     }
                 } else {
                     out.print("receiving data transfers\n");
-                    ret = pollCqs();
+                    ret = pollCqs("messages", this::check);
                     if (ret != 0) {
                         return ret;
                     }
@@ -261,7 +171,7 @@ public final class McKey {
             }
             return ret;
         } finally {
-            for (Node n : nodes) {
+            for (DatagramNode n : nodes) {
                 try {
                     n.id.leaveMulticast(dst);
                     ret = 0;
@@ -277,8 +187,7 @@ public final class McKey {
         try {
             while (!Thread.currentThread().isInterrupted()) {
                 CmEvent ev = channel.getEvent(Duration.ofMillis(500));
-                if (ev != null && (ev.type() == dev.verbs4j.rdmacm.CmEventType.MULTICAST_ERROR
-                        || ev.type() == dev.verbs4j.rdmacm.CmEventType.ADDR_CHANGE)) {
+                if (ev != null && (ev.type() == CmEventType.MULTICAST_ERROR || ev.type() == CmEventType.ADDR_CHANGE)) {
                     out.print("mckey: event: " + ev.type() + ", status: " + ev.status() + "\n");
                 }
             }
@@ -287,45 +196,18 @@ public final class McKey {
         }
     }
 
-    private int connectEvents(EventChannel channel) {
-        int ret = 0;
-        while (connectsLeft > 0 && ret == 0) {
-            CmEvent event = channel.getEvent(EVENT_WAIT);
-            if (event == null) {
-                out.print("mckey: no connection manager event within " + EVENT_WAIT.toSeconds() + " s\n");
-                return -Errno.ETIMEDOUT;
-            }
-            ret = switch (event.type()) {
-                case ADDR_RESOLVED -> addrHandler(nodeOf(event.id()));
-                case MULTICAST_JOIN -> joinHandler(nodeOf(event.id()), event.datagram());
-                case ADDR_ERROR, ROUTE_ERROR, MULTICAST_ERROR -> {
-                    out.print("mckey: event: " + event.type() + ", error: " + event.status() + "\n");
-                    connectsLeft--;
-                    yield event.status();
-                }
-                default -> 0;
-            };
-        }
-        return ret;
+    @Override
+    int handle(CmEvent event) {
+        return switch (event.type()) {
+            case ADDR_RESOLVED -> addrHandler(nodeOf(event.id()));
+            case MULTICAST_JOIN -> joinHandler(nodeOf(event.id()), event.datagram());
+            case ADDR_ERROR, ROUTE_ERROR, MULTICAST_ERROR -> eventError(event);
+            default -> 0;
+        };
     }
 
-    private Node nodeOf(CmId id) {
-        for (Node n : nodes) {
-            if (n.id == id) {
-                return n;
-            }
-        }
-        throw new IllegalStateException("an event for an unknown id " + id);
-    }
-
-    private int addrHandler(Node node) {
-        int ret = verifyTestParams(node);
-        if (ret == 0) {
-            ret = initNode(node);
-        }
-        if (ret == 0 && !isSender) {
-            ret = postRecvs(node);
-        }
+    private int addrHandler(DatagramNode node) {
+        int ret = node.prepare(loopback, !isSender);
         if (ret == 0) {
             try {
                 node.id.joinMulticast(dst, sendOnly);
@@ -340,94 +222,11 @@ public final class McKey {
         return ret;
     }
 
-    private int joinHandler(Node node, UdParameters ud) {
+    private int joinHandler(DatagramNode node, UdParameters ud) {
         Gid dgid = ud.destination().gid();
         out.print("mckey: joined dgid: " + (dgid == null ? Gid.of(new byte[16]) : dgid) + " mlid 0x"
                 + Integer.toHexString(ud.destination().dlid()) + " sl " + ud.destination().serviceLevel() + "\n");
-        node.remoteQpn = ud.qpNum();
-        node.remoteQkey = ud.qkey();
-        try {
-            node.ah = node.pd.createAddressHandle(ud.destination());
-        } catch (VerbsException e) {
-            out.print("mckey: failure creating address handle\n");
-            connectsLeft--;
-            return -1;
-        }
-        node.connected = true;
-        connectsLeft--;
-        return 0;
-    }
-
-    private int verifyTestParams(Node node) {
-        int mtu;
-        try {
-            mtu = 1 << (node.id.context().queryPort(node.id.portNumber()).activeMtuCode() + 7);
-        } catch (VerbsException e) {
-            return -e.errno();
-        }
-        if (messageCount != 0 && messageSize > mtu) {
-            out.print("mckey: message_size " + messageSize + " is larger than active mtu " + mtu + "\n");
-            return -Errno.EINVAL;
-        }
-        return 0;
-    }
-
-    private int initNode(Node node) {
-        try {
-            node.pd = node.id.context().allocateProtectionDomain();
-        } catch (VerbsException e) {
-            out.print("mckey: unable to allocate PD\n");
-            return -Errno.ENOMEM;
-        }
-        int cqe = messageCount != 0 ? messageCount * 2 : 2;
-        try {
-            node.cq = node.id.context().createCompletionQueue(cqe);
-        } catch (VerbsException e) {
-            out.print("mckey: unable to create CQ\n");
-            return -Errno.ENOMEM;
-        }
-        if (!loopback) {
-            // IBV_QP_CREATE_BLOCK_SELF_MCAST_LB is not offered by the verbs layer's QueuePairInit.
-            err.print("mckey: unable to create QP: " + Errno.message(Errno.EOPNOTSUPP) + "\n");
-            return -Errno.EOPNOTSUPP;
-        }
-        int wr = messageCount != 0 ? messageCount : 1;
-        try {
-            node.id.createQueuePair(node.pd, QueuePairInit.of(QpType.UD, node.cq).maxSendWr(wr).maxRecvWr(wr)
-                    .maxSendSge(1).maxRecvSge(1).signalAll(false));
-        } catch (VerbsException e) {
-            perror("mckey: unable to create QP", e);
-            return -e.errno();
-        }
-        if (messageSize == 0) {
-            messageCount = 0;
-        }
-        if (messageCount != 0) {
-            try {
-                node.mr = node.pd.allocateRegion(messageSize + GRH, Access.LOCAL_WRITE);
-            } catch (VerbsException e) {
-                out.print("failed to reg MR\n");
-                out.print("mckey: failed to create messages: -1\n");
-                return -1;
-            }
-        }
-        return 0;
-    }
-
-    private int postRecvs(Node node) {
-        if (messageCount == 0) {
-            return 0;
-        }
-        try (ReceiveRequests rr = new ReceiveRequests(1, 1)) {
-            rr.get(0).wrId(0).sge(node.mr, 0, messageSize + GRH);
-            for (int i = 0; i < messageCount; i++) {
-                node.id.queuePair().postReceive(rr, 1);
-            }
-        } catch (VerbsException e) {
-            out.print("failed to post receives: " + -e.errno() + "\n");
-            return -e.errno();
-        }
-        return 0;
+        return node.setPeer(ud);
     }
 
     /**
@@ -435,27 +234,22 @@ public final class McKey {
      * signals the last one and waits for it, so that leaving the group and destroying the queue
      * pair cannot cut the sends short.
      */
-    private int postSends(Node node) {
+    private int postSends(DatagramNode node) {
         if (!node.connected || messageCount == 0) {
             return 0;
         }
-        QueuePair qp = node.id.queuePair();
         for (int i = 0; i < messageSize; i++) {
             node.mr.segment().set(ValueLayout.JAVA_BYTE, i, (byte) i);
         }
-        try (SendRequests sr = new SendRequests(1, 1); WorkCompletions wcs = new WorkCompletions(1)) {
-            for (int i = 0; i < messageCount; i++) {
-                sr.get(0).wrId(i).opcode(Opcode.SEND_WITH_IMM).flags(i == messageCount - 1 ? SendFlags.SIGNALED : 0)
-                        .immediateData(qp.qpNum()).ud(node.ah, node.remoteQpn, node.remoteQkey).sge(node.mr, 0, messageSize);
-                qp.postSend(sr, 1);
-            }
-            long deadline = System.nanoTime() + POLL_NANOS;
-            while (node.cq.poll(wcs) == 0) {
-                if (System.nanoTime() > deadline || Thread.currentThread().isInterrupted()) {
-                    out.print("mckey: the sends did not complete\n");
-                    return -Errno.ETIMEDOUT;
-                }
-                Thread.onSpinWait();
+        int last = messageCount - 1;
+        int ret = node.postSends(i -> i == last ? SendFlags.SIGNALED : 0);
+        if (ret != 0) {
+            return ret;
+        }
+        try (WorkCompletions wcs = new WorkCompletions(1)) {
+            if (!awaitCompletion(node, wcs)) {
+                out.print("mckey: the sends did not complete\n");
+                return -Errno.ETIMEDOUT;
             }
             if (!wcs.get(0).isSuccess()) {
                 out.print("mckey: send failed: " + wcs.get(0).status() + "\n");
@@ -469,49 +263,21 @@ public final class McKey {
     }
 
     /**
-     * Takes {@code -C} receive completions per node, as the C receiver does, and checks each: it
-     * succeeded, carries immediate data equal to the sending QP's number, and holds the 40-byte
-     * GRH followed by at most {@code -S} bytes.
+     * The receiver's check of each completion: it succeeded, carries immediate data equal to the
+     * sending QP's number, and holds the 40-byte GRH followed by at most {@code -S} bytes.
      */
-    private int pollCqs() {
-        try (WorkCompletions wcs = new WorkCompletions(8)) {
-            for (Node node : nodes) {
-                if (!node.connected) {
-                    continue;
-                }
-                long deadline = System.nanoTime() + POLL_NANOS;
-                for (int done = 0, n; done < messageCount; done += n) {
-                    try {
-                        n = node.cq.poll(wcs);
-                    } catch (VerbsException e) {
-                        out.print("mckey: failed polling CQ: " + -e.errno() + "\n");
-                        return -e.errno();
-                    }
-                    for (int i = 0; i < n; i++) {
-                        String problem = check(wcs.get(i));
-                        if (problem != null) {
-                            out.print("mckey: message " + (done + i) + ": " + problem + "\n");
-                            return -Errno.EIO;
-                        }
-                    }
-                    if (n == 0) {
-                        if (System.nanoTime() > deadline) {
-                            out.print("mckey: " + (messageCount - done) + " messages missing after "
-                                    + POLL_NANOS / 1_000_000_000L + " s\n");
-                            return -Errno.ETIMEDOUT;
-                        }
-                        if (Thread.currentThread().isInterrupted()) {
-                            return -Errno.EINTR;
-                        }
-                        Thread.onSpinWait();
-                    }
-                }
+    private int check(DatagramNode node, WorkCompletions wcs, int done, int n) {
+        for (int i = 0; i < n; i++) {
+            String problem = problem(wcs.get(i));
+            if (problem != null) {
+                out.print("mckey: message " + (done + i) + ": " + problem + "\n");
+                return -Errno.EIO;
             }
         }
         return 0;
     }
 
-    private String check(WorkCompletion wc) {
+    private String problem(WorkCompletion wc) {
         if (!wc.isSuccess()) {
             return "completion status " + wc.status();
         }
@@ -529,27 +295,6 @@ public final class McKey {
             return wc.byteLength() + " bytes received: not a 40-byte GRH and up to " + messageSize + " bytes";
         }
         return null;
-    }
-
-    private void perror(String what, VerbsException e) {
-        err.print(what + ": " + Errno.message(e.errno()) + "\n");
-    }
-
-    private static int atoi(String s) {
-        String t = s.strip();
-        int i = 0;
-        if (i < t.length() && (t.charAt(i) == '-' || t.charAt(i) == '+')) {
-            i++;
-        }
-        int start = i;
-        while (i < t.length() && Character.isDigit(t.charAt(i))) {
-            i++;
-        }
-        try {
-            return i == start ? 0 : Integer.parseInt(t.substring(0, i));
-        } catch (NumberFormatException e) {
-            return 0;
-        }
     }
 
     private void usage() {

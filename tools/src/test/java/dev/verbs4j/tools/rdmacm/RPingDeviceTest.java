@@ -3,6 +3,7 @@ package dev.verbs4j.tools.rdmacm;
 import dev.verbs4j.verbs.TestBed;
 import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -81,6 +82,42 @@ class RPingDeviceTest {
             expectedServer.add("server ping data: " + pingData(ping, 64));
         }
         assertThat(clientRun.out()).as("%s", clientRun).containsExactlyElementsOf(expected);
+        assertThat(serverRun.out()).as("%s", serverRun).containsExactlyElementsOf(expectedServer);
+    }
+
+    /** -P: the Java server serves a C client, then a Java one, each on its own connection, until it is stopped. */
+    @Test
+    void persistentServerServesOneClientAfterAnother() throws Exception {
+        String b = TestBed.hostB().address();
+        String port = "20425";
+        ToolRunner.Background s = start("Java", "rping -P server", "-s", "-P", "-a", b, "-p", port, "-v");
+        List<ToolRunner.Run> clients = new ArrayList<>();
+        try {
+            ToolRunner.awaitCmListening(Integer.parseInt(port), LISTEN_LIMIT);
+            for (String client : List.of("C", "Java")) {
+                ToolRunner.Background c = start(client, "rping client", "-c", "-a", b, "-p", port, "-C", String.valueOf(PINGS), "-v", "-V");
+                try {
+                    clients.add(c.await());
+                } finally {
+                    c.stop();
+                }
+            }
+            assertThat(s.isAlive()).as("the persistent server is still serving").isTrue();
+        } finally {
+            s.stop();
+        }
+        ToolRunner.Run serverRun = s.await();
+        List<String> expected = new ArrayList<>();
+        List<String> expectedServer = new ArrayList<>();
+        for (int ping = 0; ping < PINGS; ping++) {
+            expected.add("ping data: " + pingData(ping, 64));
+            expectedServer.add("server ping data: " + pingData(ping, 64));
+        }
+        for (ToolRunner.Run c : clients) {
+            assertThat(c.status()).as("%s\n%s", c, serverRun).isZero();
+            assertThat(c.out()).as("%s", c).containsExactlyElementsOf(expected);
+        }
+        expectedServer.addAll(List.copyOf(expectedServer));
         assertThat(serverRun.out()).as("%s", serverRun).containsExactlyElementsOf(expectedServer);
     }
 
