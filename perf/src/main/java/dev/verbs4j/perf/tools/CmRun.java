@@ -91,9 +91,9 @@ final class CmRun implements AutoCloseable {
             // that exchange leaves no window for the client to be early
             listenForTestQps();
         }
-        t.setChannel(comm);
-        t.useContext(comm.id.context());
-        t.prefix();
+        t.keys().use(comm);
+        t.device().useContext(comm.id.context());
+        t.keys().prefix();
         t.createResources(true);
         zeroKey();
         if (o.isClient()) {
@@ -102,7 +102,7 @@ final class CmRun implements AutoCloseable {
             acceptTestQps();
         }
         zeroKey();
-        t.out.print(PerfOutput.header(o, t.headerInfo()));
+        t.out.print(PerfOutput.header(o, t.resources().headerInfo()));
         return t.sequence();
     }
 
@@ -119,7 +119,7 @@ final class CmRun implements AutoCloseable {
     }
 
     private ConnectionParameters parameters(int qpNum) {
-        int reads = o.verb == Verb.READ || o.verb == Verb.ATOMIC ? Math.min(255, t.ownOutReads()) : 0;
+        int reads = o.verb == Verb.READ || o.verb == Verb.ATOMIC ? Math.min(255, t.device().ownOutReads()) : 0;
         return new ConnectionParameters(new byte[0], reads, reads, false, o.retryCount, 7, false, qpNum);
     }
 
@@ -269,7 +269,7 @@ final class CmRun implements AutoCloseable {
                 }
                 QueuePair qp;
                 try {
-                    qp = id.createQueuePair(t.pd(), t.qpInit());
+                    qp = id.createQueuePair(t.resources().pd(), t.resources().qpInit());
                 } catch (RuntimeException e) {
                     id.close();
                     throw t.exit(" Unable to create QP.", 1);
@@ -278,11 +278,11 @@ final class CmRun implements AutoCloseable {
                 CmEvent ev = await(testChannel, id);
                 if (ev.type() == CmEventType.ESTABLISHED) {
                     testIds.add(id);
-                    t.createQp(i, qp);
+                    t.resources().createQp(i, qp);
                     if (o.isUd()) {
                         datagramPeer(i, ev.datagram());
                         if (qpnMessage()) {
-                            t.sendQpn(i);
+                            t.datagrams().sendQpn(i);
                         }
                     }
                     done = true;
@@ -304,11 +304,11 @@ final class CmRun implements AutoCloseable {
         }
         AddressHandle ah;
         try {
-            ah = t.pd().createAddressHandle(ud.destination());
+            ah = t.resources().pd().createAddressHandle(ud.destination());
         } catch (RuntimeException e) {
             throw t.exit("Failed to create AH for RDMA CM connection.", 1);
         }
-        t.datagramPeer(i, ah, ud.qpNum(), ud.qkey());
+        t.resources().datagramPeer(i, ah, ud.qpNum(), ud.qkey());
     }
 
     private void listenForTestQps() throws Perftest.Exit {
@@ -335,18 +335,18 @@ final class CmRun implements AutoCloseable {
                 testIds.add(id);
                 QueuePair qp;
                 try {
-                    qp = id.createQueuePair(t.pd(), t.qpInit());
+                    qp = id.createQueuePair(t.resources().pd(), t.resources().qpInit());
                 } catch (RuntimeException e) {
                     throw t.exit(" Unable to create QP.", 1);
                 }
-                t.createQp(i, qp);
+                t.resources().createQp(i, qp);
                 if (qpnMessage()) {
-                    t.postQpnReceive(i);
+                    t.datagrams().postQpnReceive(i);
                 }
                 id.accept(parameters(o.isUd() ? qp.qpNum() : 0));
                 if (qpnMessage()) {
                     // the Q_Key is this side's own: librdmacm gives every UDP-space queue pair the same
-                    t.peerFromQpnMessage(i, id.portNumber(), CmId.UDP_QKEY);
+                    t.datagrams().peerFromQpnMessage(i, id.portNumber(), CmId.UDP_QKEY);
                 }
                 i++;
             }
