@@ -64,10 +64,13 @@ final class PerftestResources {
     private SendRequests[] sends;
     private ReceiveRequests[] recvs;
     private WorkCompletions wcs;
+    /** Per queue pair, this side's description and the peer's (from the key exchange). */
     private Wire.Dest[] my;
     private Wire.Dest[] rem;
 
+    /** The bytes of one queue pair's area (a whole number of cache lines). */
     private long region;
+    /** Whether the memory region was registered with relaxed ordering. */
     private boolean relaxed;
 
     PerftestResources(PerfOptions o, PrintStream err, PerftestDevice device) {
