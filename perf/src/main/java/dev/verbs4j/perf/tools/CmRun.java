@@ -9,24 +9,10 @@ import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.UdParameters;
-import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
-import dev.verbs4j.verbs.CompletionQueue;
-import dev.verbs4j.verbs.MemoryRegion;
-import dev.verbs4j.verbs.Opcode;
-import dev.verbs4j.verbs.ProtectionDomain;
-import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
-import dev.verbs4j.verbs.QueuePairInit;
-import dev.verbs4j.verbs.ReceiveRequests;
-import dev.verbs4j.verbs.SendFlags;
-import dev.verbs4j.verbs.SendRequests;
-import dev.verbs4j.verbs.WorkCompletion;
-import dev.verbs4j.verbs.WorkCompletions;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
-import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -35,20 +21,18 @@ import java.util.List;
 
 /**
  * The {@code -R} mode of the perftest tools, as perftest 4.5 runs it: the control messages travel
- * as SENDs of at most 56 bytes on an RDMA CM connection ({@link Comm}), the queue-pair
+ * as SENDs of at most 56 bytes on an RDMA CM connection ({@link CmControlChannel}), the queue-pair
  * descriptions in their binary form, and the test queue pairs are connected by RDMA CM on the same
  * port between two all-zero key exchanges. There is no TCP and no "done". UD test queue pairs
  * use the UDP port space: the client learns the server's address from the connection manager, and
- * in the latency test (and -b) tells the server its own with a SEND with immediate. Owns its event
- * channels, ids and the control connection's verbs objects; {@link #close()} frees them.
+ * in the latency test (and -b) tells the server its own with a SEND with immediate
+ * ({@link CmDatagram}). Owns its event channels, ids and the control connection;
+ * {@link #close()} frees them.
  */
 final class CmRun implements AutoCloseable {
 
     private static final Duration RESOLVE = Duration.ofMillis(2000);
     private static final Duration SLICE = Duration.ofMillis(200);
-    private static final int MESSAGE = Wire.BINARY;
-    private static final int RECV_WRID = 5;
-    private static final int SEND_WRID = 6;
     private static final int ATTEMPTS = 10;
 
     private final Perftest t;
@@ -57,7 +41,7 @@ final class CmRun implements AutoCloseable {
     private EventChannel testChannel;
     private CmId testListener;
     private final List<CmId> testIds = new ArrayList<>();
-    private Comm comm;
+    private CmControlChannel comm;
 
     private CmRun(Perftest t) {
         this.t = t;
@@ -91,9 +75,9 @@ final class CmRun implements AutoCloseable {
             // that exchange leaves no window for the client to be early
             listenForTestQps();
         }
-        t.setChannel(comm);
-        t.useContext(comm.id.context());
-        t.prefix();
+        t.keys().use(comm);
+        t.device().useContext(comm.id.context());
+        t.keys().prefix();
         t.createResources(true);
         zeroKey();
         if (o.isClient()) {
@@ -102,13 +86,13 @@ final class CmRun implements AutoCloseable {
             acceptTestQps();
         }
         zeroKey();
-        t.out.print(PerfOutput.header(o, t.headerInfo()));
+        t.out.print(PerfOutput.header(o, t.resources().headerInfo()));
         return t.sequence();
     }
 
     private void zeroKey() throws Perftest.Exit {
         try {
-            comm.exchange(new byte[MESSAGE]);
+            comm.exchange(new byte[CmControlChannel.MESSAGE]);
         } catch (IOException e) {
             throw t.exit("Failed to sync between client and server around the RDMA CM connection.", 1);
         }
@@ -119,7 +103,7 @@ final class CmRun implements AutoCloseable {
     }
 
     private ConnectionParameters parameters(int qpNum) {
-        int reads = o.verb == Verb.READ || o.verb == Verb.ATOMIC ? Math.min(255, t.ownOutReads()) : 0;
+        int reads = o.verb == Verb.READ || o.verb == Verb.ATOMIC ? Math.min(255, t.device().ownOutReads()) : 0;
         return new ConnectionParameters(new byte[0], reads, reads, false, o.retryCount, 7, false, qpNum);
     }
 
@@ -204,7 +188,7 @@ final class CmRun implements AutoCloseable {
      * retried, the connect is not: any outcome but ESTABLISHED (a REJECTED when nobody listens)
      * ends the run.
      */
-    private Comm connectComm() throws Perftest.Exit {
+    private CmControlChannel connectComm() throws Perftest.Exit {
         CmId id = null;
         for (int attempt = 0; attempt < ATTEMPTS && id == null; attempt++) {
             id = resolved(commChannel, PortSpace.TCP);
@@ -216,7 +200,7 @@ final class CmRun implements AutoCloseable {
             t.err.print(" Unable to perform rdma_client function\n");
             throw t.exit(" Unable to init the socket connection", 1);
         }
-        Comm c = new Comm(id);
+        CmControlChannel c = new CmControlChannel(id, t);
         try {
             id.connect(parameters());
         } catch (RuntimeException e) {
@@ -235,7 +219,7 @@ final class CmRun implements AutoCloseable {
         return c;
     }
 
-    private Comm acceptComm() throws Perftest.Exit {
+    private CmControlChannel acceptComm() throws Perftest.Exit {
         CmId listener = commChannel.createId(PortSpace.TCP);
         try {
             listener.bind(sourceAddress(o.tcpPort));
@@ -248,7 +232,7 @@ final class CmRun implements AutoCloseable {
             while (true) {
                 CmEvent ev = await(commChannel, null);
                 if (ev.type() == CmEventType.CONNECT_REQUEST) {
-                    Comm c = new Comm(ev.id());
+                    CmControlChannel c = new CmControlChannel(ev.id(), t);
                     ev.id().accept(parameters());
                     return c;
                 }
@@ -269,7 +253,7 @@ final class CmRun implements AutoCloseable {
                 }
                 QueuePair qp;
                 try {
-                    qp = id.createQueuePair(t.pd(), t.qpInit());
+                    qp = id.createQueuePair(t.resources().pd(), t.resources().qpInit());
                 } catch (RuntimeException e) {
                     id.close();
                     throw t.exit(" Unable to create QP.", 1);
@@ -278,11 +262,11 @@ final class CmRun implements AutoCloseable {
                 CmEvent ev = await(testChannel, id);
                 if (ev.type() == CmEventType.ESTABLISHED) {
                     testIds.add(id);
-                    t.createQp(i, qp);
+                    t.resources().createQp(i, qp);
                     if (o.isUd()) {
                         datagramPeer(i, ev.datagram());
                         if (qpnMessage()) {
-                            t.sendQpn(i);
+                            t.datagrams().sendQpn(i);
                         }
                     }
                     done = true;
@@ -304,11 +288,11 @@ final class CmRun implements AutoCloseable {
         }
         AddressHandle ah;
         try {
-            ah = t.pd().createAddressHandle(ud.destination());
+            ah = t.resources().pd().createAddressHandle(ud.destination());
         } catch (RuntimeException e) {
             throw t.exit("Failed to create AH for RDMA CM connection.", 1);
         }
-        t.datagramPeer(i, ah, ud.qpNum(), ud.qkey());
+        t.resources().datagramPeer(i, ah, ud.qpNum(), ud.qkey());
     }
 
     private void listenForTestQps() throws Perftest.Exit {
@@ -335,18 +319,18 @@ final class CmRun implements AutoCloseable {
                 testIds.add(id);
                 QueuePair qp;
                 try {
-                    qp = id.createQueuePair(t.pd(), t.qpInit());
+                    qp = id.createQueuePair(t.resources().pd(), t.resources().qpInit());
                 } catch (RuntimeException e) {
                     throw t.exit(" Unable to create QP.", 1);
                 }
-                t.createQp(i, qp);
+                t.resources().createQp(i, qp);
                 if (qpnMessage()) {
-                    t.postQpnReceive(i);
+                    t.datagrams().postQpnReceive(i);
                 }
                 id.accept(parameters(o.isUd() ? qp.qpNum() : 0));
                 if (qpnMessage()) {
                     // the Q_Key is this side's own: librdmacm gives every UDP-space queue pair the same
-                    t.peerFromQpnMessage(i, id.portNumber(), CmId.UDP_QKEY);
+                    t.datagrams().peerFromQpnMessage(i, id.portNumber(), CmId.UDP_QKEY);
                 }
                 i++;
             }
@@ -397,141 +381,5 @@ final class CmRun implements AutoCloseable {
         }
         Perftest.closeQuietly(testChannel);
         Perftest.closeQuietly(commChannel);
-    }
-
-    /**
-     * The control connection: an RC queue pair with one 56-byte receive always posted; every
-     * message is one signaled SEND.
-     */
-    private final class Comm implements Wire.Channel {
-
-        private static final long LAST_SEND_GRACE_NANOS = 10_000_000_000L;
-
-        final CmId id;
-        private final ProtectionDomain pd;
-        private final CompletionQueue sendCq;
-        private final CompletionQueue recvCq;
-        private final MemoryRegion mr;
-        private final SendRequests send = new SendRequests(1, 1);
-        private final ReceiveRequests recv = new ReceiveRequests(1, 1);
-        private final WorkCompletions wcs = new WorkCompletions(1);
-
-        Comm(CmId id) throws Perftest.Exit {
-            this.id = id;
-            try {
-                pd = id.context().allocateProtectionDomain();
-                sendCq = id.context().createCompletionQueue(1);
-                recvCq = id.context().createCompletionQueue(1);
-                mr = pd.allocateRegion(4096, Access.LOCAL_WRITE);
-                id.createQueuePair(pd, QueuePairInit.of(QpType.RC, sendCq, recvCq).maxSendWr(1).maxRecvWr(1)
-                        .maxSendSge(1).maxRecvSge(1).maxInlineData(0));
-                recv.get(0).wrId(RECV_WRID).sge(mr, 0, MESSAGE);
-                id.queuePair().postReceive(recv, 1);
-            } catch (RuntimeException e) {
-                throw t.exit("Failed to create the RDMA CM control resources: " + e.getMessage(), 1);
-            }
-        }
-
-        @Override
-        public byte[] exchange(byte[] mine) throws IOException {
-            if (o.isClient()) {
-                send(mine);
-                return receive(mine.length);
-            }
-            byte[] theirs = receive(mine.length);
-            send(mine);
-            return theirs;
-        }
-
-        @Override
-        public byte[] lastExchange(byte[] mine) throws IOException {
-            if (o.isClient()) {
-                return exchange(mine);
-            }
-            byte[] theirs = receive(mine.length);
-            post(mine);
-            // the client closes once it has this answer; if the acknowledgement is lost with its
-            // queue pair, the completion may never come: the answer was sent, so stop waiting
-            await(sendCq, System.nanoTime() + LAST_SEND_GRACE_NANOS);
-            return theirs;
-        }
-
-        private void send(byte[] data) throws IOException {
-            post(data);
-            await(sendCq);
-        }
-
-        private void post(byte[] data) throws IOException {
-            MemorySegment s = mr.segment();
-            s.asSlice(1024, data.length).copyFrom(MemorySegment.ofArray(data));
-            send.get(0).wrId(SEND_WRID).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 1024, data.length);
-            try {
-                id.queuePair().postSend(send, 1);
-            } catch (RuntimeException e) {
-                throw new IOException("Couldn't post send on the RDMA CM control connection", e);
-            }
-        }
-
-        private byte[] receive(int n) throws IOException {
-            await(recvCq);
-            byte[] b = new byte[n];
-            MemorySegment.copy(mr.segment(), java.lang.foreign.ValueLayout.JAVA_BYTE, 0, b, 0, n);
-            try {
-                id.queuePair().postReceive(recv, 1);
-            } catch (RuntimeException e) {
-                throw new IOException("Couldn't post receive on the RDMA CM control connection", e);
-            }
-            return b;
-        }
-
-        private void await(CompletionQueue cq) throws IOException {
-            await(cq, Long.MAX_VALUE);
-        }
-
-        /** Spins for one completion; returns without one at {@code deadline} (System.nanoTime). */
-        private void await(CompletionQueue cq, long deadline) throws IOException {
-            int spins = 0;
-            while (true) {
-                int n;
-                try {
-                    n = cq.poll(wcs);
-                } catch (RuntimeException e) {
-                    throw new IOException("poll failed", e);
-                }
-                if (n > 0) {
-                    WorkCompletion wc = wcs.get(0);
-                    if (!wc.isSuccess()) {
-                        throw new Wire.ProtocolException("control message failed: " + wc.status());
-                    }
-                    return;
-                }
-                if ((++spins & 0x3ff) == 0) {
-                    if (Thread.currentThread().isInterrupted()) {
-                        throw new InterruptedIOException("interrupted while waiting for the peer");
-                    }
-                    if (deadline != Long.MAX_VALUE && System.nanoTime() - deadline > 0) {
-                        return;
-                    }
-                    Thread.onSpinWait();
-                }
-            }
-        }
-
-        @Override
-        public void finish(boolean sayDone) {
-            // no "done" over RDMA CM; the connections end in close()
-        }
-
-        @Override
-        public void close() {
-            Perftest.closeQuietly(id);
-            Perftest.closeQuietly(mr);
-            Perftest.closeQuietly(sendCq);
-            Perftest.closeQuietly(recvCq);
-            Perftest.closeQuietly(pd);
-            Perftest.closeQuietly(send);
-            Perftest.closeQuietly(recv);
-            Perftest.closeQuietly(wcs);
-        }
     }
 }

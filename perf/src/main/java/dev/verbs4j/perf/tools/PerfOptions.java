@@ -7,9 +7,9 @@ import java.util.List;
 
 /**
  * The command line of one perftest tool, parsed as perftest 4.5 parses it: the same option
- * letters and long names, the same range checks and dependency rules, the same messages (on
- * stderr) and exit statuses for wrong or incompatible options. Pure value holder; no native
- * resources.
+ * letters and long names, the same range checks and dependency rules
+ * ({@link OptionDependencies}), the same messages (on stderr) and exit statuses for wrong or
+ * incompatible options. Pure value holder; no native resources.
  */
 final class PerfOptions {
 
@@ -186,7 +186,7 @@ final class PerfOptions {
         if (!ops.isEmpty()) {
             serverName = ops.get(0);
         }
-        return dependencies(out, err);
+        return OptionDependencies.check(this, out, err);
     }
 
     private Integer option(int c, String a, PrintStream out, PrintStream err) {
@@ -469,141 +469,6 @@ final class PerfOptions {
             }
         }
         return null;
-    }
-
-    /** The checks perftest does after parsing (its {@code force_dependencies}). */
-    private Integer dependencies(PrintStream out, PrintStream err) {
-        if (verb == Verb.ATOMIC && (sizeGiven && size != 8 || all)) {
-            out.print(PerfOutput.RESULT_LINE);
-            out.print("Message size cannot be changed for Atomic tests \n");
-            quietExit = true;
-            return 1;
-        }
-        if (cqModGiven && !all && !events && size > 8192 && cqMod > 1) {
-            out.print(PerfOutput.RESULT_LINE);
-            out.print("Warning: Large message requested and CQ moderation enabled\n");
-            out.print("Warning: It can lead to inaccurate results\n");
-        }
-        if (postList < 1) {
-            err.print(" Send Post List size must be positive\n");
-            return 1;
-        }
-        if (postList > 1) {
-            if (kind != Kind.BW) {
-                return fatal(out, err, "Post list is supported in BW tests only");
-            }
-            if (duration == 0 && iters % postList != 0) {
-                return fatal(out, err, "Number of iterations must be a multiple of post list size");
-            }
-            if (!cqModGiven) {
-                cqMod = postList;
-                out.print(PerfOutput.RESULT_LINE);
-                out.print("Post List requested - CQ moderation will be the size of the post list\n");
-            } else if (postList % cqMod != 0) {
-                return fatal(out, err, "Post list size must be a multiple of CQ moderation");
-            }
-        }
-        if (duration > 0) {
-            if (events) {
-                return fatal(out, err, "Duration mode doesn't work with events.");
-            }
-            if (all) {
-                return fatal(out, err, "Duration mode currently doesn't support running on all sizes.");
-            }
-        }
-        if (output != Output.FULL) {
-            if (kind == Kind.BW && output == Output.LATENCY) {
-                return fatal(out, err, " Output verbosity level for BW can be: bandwidth, message_rate");
-            }
-            if (kind == Kind.LAT && output != Output.LATENCY) {
-                return fatal(out, err, " Output verbosity level for LAT can be: latency");
-            }
-        }
-        if (mtu != 0 && mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
-            err.print(" Invalid MTU - " + mtu + " \n");
-            err.print(" Please choose mtu from {256,512,1024,2048,4096}\n");
-            return 1;
-        }
-        if (rdmaCm && isUc()) {
-            out.print(PerfOutput.RESULT_LINE);
-            out.print(" UC is not supported in librdmacm\n");
-            quietExit = true;
-            return 1;
-        }
-        if (tos != -1 && !rdmaCm) {
-            out.print(" TOS only valid for rdma_cm based QP and RawEth QP \n");
-            quietExit = true;
-            return 1;
-        }
-        if (duration > 0 && margin == -1) {
-            margin = duration / 4;
-        }
-        // perftest's duration defaults to 5 s even when -D is not given
-        if (!((duration > 0 ? duration : 5) > 2 * margin)) {
-            return fatal(out, err, "please check that DURATION > 2*MARGIN");
-        }
-        if (!events && eqNumGiven) {
-            err.print(" Events must be enabled to select a completion vector\n");
-            quietExit = true;
-            return 1;
-        }
-        if (all) {
-            size = MAX_SIZE;
-        }
-        // duration mode counts no iterations: the depths are not cut to -n
-        boolean counted = duration == 0;
-        if (kind == Kind.LAT) {
-            txDepth = 1;
-        } else {
-            if (counted && txDepth > iters) {
-                txDepth = iters;
-            }
-        }
-        if (verb == Verb.SEND) {
-            if (counted && rxDepth > iters) {
-                rxDepth = iters;
-            }
-            // every receive of an unreliable stream is posted before it starts: no RNR retry there
-            if (counted && (isUc() || isUd()) && rxDepth == DEFAULT_RX_SEND) {
-                rxDepth = Math.min(iters, UC_MAX_RX);
-            }
-            if (!all && rxDepth % 2 == 1) {
-                rxDepth++;
-            }
-        }
-        if (kind == Kind.BW) {
-            // not with -e either: perftest keeps the moderation for events; and perftest forces 1
-            // before it takes a post list's size as the moderation, so a post list wins
-            boolean forceOne = !cqModGiven && !all && !events && postList <= 1 && size > 8192 && verb != Verb.ATOMIC
-                    && !isUd();
-            if (forceOne) {
-                cqMod = 1;
-            }
-            if (cqMod > txDepth) {
-                cqMod = txDepth;
-            }
-        } else {
-            cqMod = 1;
-        }
-        if (verb == Verb.READ || verb == Verb.ATOMIC) {
-            inlineSize = 0;
-        } else if (inlineSize < 0) {
-            inlineSize = 0; // an unknown vendor (rxe): no inline by default
-        }
-        if (isUd() && inlineSize > MAX_INLINE_UD) {
-            out.print(PerfOutput.RESULT_LINE);
-            err.print("Setting inline size to " + MAX_INLINE_UD + " (Max inline size in UD)\n");
-            inlineSize = MAX_INLINE_UD;
-        }
-        return null;
-    }
-
-    /** perftest's exit from its dependency checks: a dashed line on stdout, the message on stderr. */
-    private Integer fatal(PrintStream out, PrintStream err, String message) {
-        out.print(PerfOutput.RESULT_LINE);
-        err.print(message + "\n");
-        quietExit = true;
-        return 1;
     }
 
     @FunctionalInterface

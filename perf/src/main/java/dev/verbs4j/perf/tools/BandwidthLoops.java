@@ -1,0 +1,250 @@
+package dev.verbs4j.perf.tools;
+
+import dev.verbs4j.perf.tools.Perftest.Exit;
+import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.WorkCompletion;
+
+import java.io.PrintStream;
+
+/**
+ * The bandwidth tests: streams of operations on every queue pair, at most {@code -t} outstanding
+ * each, posted in lists of {@code -l} with a completion every {@code -Q} (CQ moderation). The
+ * client streams SENDs, RDMA WRITEs, READs or atomics; the ib_send_bw server receives; with
+ * {@code -b} both sides stream and their results are added. With {@code -D} the streams are
+ * {@link DurationMode}'s.
+ */
+final class BandwidthLoops {
+
+    /** How long the ib_send_bw server waits for a message before it gives up. */
+    private static final long RECEIVE_TIMEOUT_NANOS = 120_000_000_000L;
+
+    private final PerfOptions o;
+    private final PrintStream err;
+    private final PerftestResources res;
+    private final DataPath path;
+    private final KeyExchange keys;
+    private final PerfReport report;
+    private final DurationMode duration;
+
+    BandwidthLoops(PerfOptions o, PrintStream err, PerftestResources res, DataPath path, KeyExchange keys, PerfReport report,
+            DurationMode duration) {
+        this.o = o;
+        this.err = err;
+        this.res = res;
+        this.path = path;
+        this.keys = keys;
+        this.report = report;
+        this.duration = duration;
+    }
+
+    private Exit exit(String message, int status) {
+        return Exit.printed(err, message, status);
+    }
+
+    // ---- the tests ----
+
+    /** ib_write_bw, ib_read_bw, ib_atomic_bw: the server only reports (the client's result, or with -b both). */
+    int rdmaBandwidth() throws Exit {
+        report.bwHeader();
+        if (!o.isClient() && !o.duplex) {
+            keys.barrier();
+            report.bw(keys.exchangeReport(new PerfOutput.Bw(0, 0, 0, 0, 0)));
+            keys.closeExchange();
+            report.endTable();
+            return 0;
+        }
+        PerfOutput.Bw last = null;
+        for (long size : res.device().sizes()) {
+            if (o.duplex) {
+                keys.barrier();
+            }
+            last = stream(size, false);
+            if (o.duplex) {
+                if (o.all) {
+                    keys.barrier();
+                }
+                PerfOutput.Bw theirs = keys.exchangeReport(last);
+                report.bw(last.plus(theirs));
+            } else {
+                report.bw(last);
+            }
+        }
+        report.endTable();
+        if (!o.duplex) {
+            keys.barrier();
+            keys.exchangeReport(last);
+        }
+        keys.closeExchange();
+        return report.limits(last);
+    }
+
+    /** ib_send_bw: the client streams SENDs and the server receives them; with -b both do both. */
+    int sendBandwidth() throws Exit {
+        report.bwHeader();
+        PerfOutput.Bw last = null;
+        for (long size : res.device().sizes()) {
+            if (!o.isClient() || o.duplex) {
+                path.postInitialReceives(size);
+            }
+            keys.barrier();
+            if (o.duplex && o.duration > 0) {
+                // perftest exchanges no reports in duration mode: each side prints its own count
+                last = stream(size, true);
+                report.bw(last);
+            } else if (o.duplex) {
+                last = stream(size, true);
+                PerfOutput.Bw theirs = keys.exchangeReport(last);
+                report.bw(last.plus(theirs));
+            } else if (o.isClient()) {
+                last = stream(size, false);
+                report.bw(last);
+            } else {
+                last = receiveStream(size);
+                report.bw(last);
+            }
+            if (o.all) {
+                keys.barrier();
+            }
+        }
+        report.endTable();
+        keys.closeExchangeLenient();
+        return o.isClient() ? report.limits(last) : 0;
+    }
+
+    // ---- the streams ----
+
+    /**
+     * The client's side of a bandwidth test: {@code iters} operations of {@code size} bytes on every
+     * queue pair, at most {@code txDepth} outstanding per queue pair, a completion every
+     * {@code cqMod}. With {@code alsoReceive} (send -b) the receives of the peer's stream are
+     * consumed and re-posted in the same loop.
+     */
+    private PerfOutput.Bw stream(long size, boolean alsoReceive) throws Exit {
+        if (o.duration > 0) {
+            return duration.stream(size, alsoReceive);
+        }
+        int q = o.numQps;
+        int iters = o.iters;
+        int n = iters * q;
+        int list = Math.max(1, o.postList);
+        int cqMod = Math.max(1, o.cqMod);
+        long[] tposted = new long[n];
+        long[] tcompleted = new long[n];
+        int[] scnt = new int[q];
+        int[] ccnt = new int[q];
+        int baseFlags = path.prepareStream(size);
+        int totScnt = 0;
+        int totCcnt = 0;
+        int rcnt = 0;
+        int rTarget = alsoReceive ? n : 0;
+        boolean started = o.isClient() || !alsoReceive;
+        int idle = 0;
+        while (totCcnt < n || rcnt < rTarget) {
+            if (started) {
+                for (int i = 0; i < q; i++) {
+                    while (scnt[i] < iters && scnt[i] - ccnt[i] + list <= o.txDepth) {
+                        for (int k = 0; k < list; k++) {
+                            int idx = scnt[i] + k + 1;
+                            boolean signal = idx % cqMod == 0 || idx == iters;
+                            path.flags(i, k, signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
+                        }
+                        long now = System.nanoTime();
+                        for (int k = 0; k < list; k++) {
+                            tposted[totScnt + k] = now;
+                        }
+                        path.post(i, list, totScnt);
+                        scnt[i] += list;
+                        totScnt += list;
+                    }
+                }
+            }
+            int ne = path.poll(path.sendCq());
+            for (int w = 0; w < ne; w++) {
+                WorkCompletion wc = path.completion(w);
+                path.check(wc, false, totScnt, totCcnt);
+                int i = (int) wc.wrId();
+                int next = Math.min((ccnt[i] / cqMod + 1) * cqMod, iters);
+                int covered = next - ccnt[i];
+                ccnt[i] = next;
+                long now = System.nanoTime();
+                for (int k = 0; k < covered; k++) {
+                    tcompleted[totCcnt++] = now;
+                }
+            }
+            if (alsoReceive && rcnt < rTarget) {
+                int nr = path.poll(path.recvCq());
+                for (int w = 0; w < nr; w++) {
+                    WorkCompletion wc = path.completion(w);
+                    path.check(wc, true, rcnt, 0);
+                    int i = (int) wc.wrId();
+                    rcnt++;
+                    started = true;
+                    if (path.receivesPosted(i) < iters) {
+                        path.postReceive(i);
+                    }
+                }
+                ne += nr;
+            }
+            if (ne == 0 && path.events()) {
+                path.awaitEvent();
+            } else if (ne == 0 && (++idle & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
+                throw exit(" Interrupted", 1);
+            }
+        }
+        return PerfOutput.bandwidth(o, size, n, tposted, tcompleted, o.peakOff());
+    }
+
+    /** The ib_send_bw server: receives every message, timed from the first to the last receive. */
+    private PerfOutput.Bw receiveStream(long size) throws Exit {
+        if (o.duration > 0) {
+            return duration.receiveStream(size);
+        }
+        int q = o.numQps;
+        int n = o.iters * q;
+        long first = 0;
+        long last = 0;
+        int rcnt = 0;
+        int idle = 0;
+        long lastProgress = System.nanoTime();
+        while (rcnt < n) {
+            int ne = path.poll(path.recvCq());
+            if (ne == 0 && path.events()) {
+                path.awaitEvent();
+                if (System.nanoTime() - lastProgress > RECEIVE_TIMEOUT_NANOS) {
+                    throw exit(" Did not get Message for 120 Seconds, exiting..", 17);
+                }
+                continue;
+            }
+            if (ne == 0) {
+                if ((++idle & 0xfff) == 0) {
+                    if (Thread.currentThread().isInterrupted()) {
+                        throw exit(" Interrupted", 1);
+                    }
+                    if (System.nanoTime() - lastProgress > RECEIVE_TIMEOUT_NANOS) {
+                        throw exit(" Did not get Message for 120 Seconds, exiting..", 17);
+                    }
+                }
+                continue;
+            }
+            long now = System.nanoTime();
+            lastProgress = now;
+            for (int w = 0; w < ne; w++) {
+                WorkCompletion wc = path.completion(w);
+                path.check(wc, true, rcnt, 0);
+                if (rcnt == 0) {
+                    first = now;
+                }
+                rcnt++;
+                int i = (int) wc.wrId();
+                if (path.receivesPosted(i) < o.iters) {
+                    path.postReceive(i);
+                }
+            }
+            last = now;
+        }
+        long[] tp = {first};
+        long[] tc = new long[n];
+        tc[n - 1] = last;
+        return PerfOutput.bandwidth(o, size, n, tp, tc, true);
+    }
+}

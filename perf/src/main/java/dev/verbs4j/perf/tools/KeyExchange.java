@@ -1,0 +1,187 @@
+package dev.verbs4j.perf.tools;
+
+import dev.verbs4j.perf.tools.Perftest.Exit;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.PrintStream;
+
+/**
+ * The out-of-band side of a perftest run on its {@link Wire.Channel} (TCP, or the RDMA CM control
+ * connection of {@code -R}): the opening exchanges (version, cycle buffer, cache line, MTU), the
+ * K exchanges carrying the queue-pair descriptions (which also serve as barriers), the reports
+ * of the bandwidth tests, and the final K with its "done". Owns the channel until it is finished.
+ */
+final class KeyExchange {
+
+    private final PerfOptions o;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final PerftestDevice device;
+    private final PerftestResources res;
+    private Wire.Channel channel;
+
+    KeyExchange(PerfOptions o, PrintStream out, PrintStream err, PerftestDevice device, PerftestResources res) {
+        this.o = o;
+        this.out = out;
+        this.err = err;
+        this.device = device;
+        this.res = res;
+    }
+
+    private Exit exit(String message, int status) {
+        return Exit.printed(err, message, status);
+    }
+
+    /** Connects to the server (client) or waits for the client (server) over TCP. */
+    void openTcp() throws Exit {
+        try {
+            if (o.isClient()) {
+                channel = Wire.Tcp.connect(o.serverName, o.tcpPort, o.sourceIp);
+            } else {
+                channel = Wire.Tcp.accept(o.tcpPort, o.sourceIp);
+            }
+        } catch (InterruptedIOException e) {
+            throw exit(" Interrupted while waiting for the peer", 1);
+        } catch (IOException | RuntimeException e) {
+            if (o.isClient()) {
+                err.print("Couldn't connect to " + o.serverName + ":" + o.tcpPort + "\n");
+                err.print("Unable to open file descriptor for socket connection");
+            } else {
+                err.print("Couldn't listen to port " + o.tcpPort + "\n");
+            }
+            throw exit(" Unable to init the socket connection", 1);
+        }
+    }
+
+    /** Exchanges over {@code c} from now on (RDMA CM's control connection, which RDMA CM closes). */
+    void use(Wire.Channel c) {
+        channel = c;
+    }
+
+    /** The exchanges every tool starts with: version, page size and cache line, MTU. */
+    void prefix() throws Exit {
+        try {
+            double remote = Wire.parseVersion(channel.exchange(Wire.version()));
+            if (remote < 5.70) {
+                throw exit("Current implementation is not compatible with versions older than 5.70", 1);
+            }
+            int cycle = Math.max(device.cycleBuffer(), Wire.int32(channel.exchange(Wire.int32(device.cycleBuffer()))));
+            int ownLine = PerftestDevice.systemCacheLine();
+            int line = Math.max(ownLine, Wire.int32(channel.exchange(Wire.int32(ownLine))));
+            int theirs = Wire.mtu(channel.exchange(Wire.mtu(device.mtuCode())));
+            device.agree(cycle, line, theirs);
+        } catch (IOException e) {
+            throw exchangeFailed();
+        }
+        device.fitDatagram();
+    }
+
+    // ---- the K exchanges ----
+
+    private boolean withGid() {
+        return device.gidIndex() >= 0;
+    }
+
+    private byte[] keyMessage(Wire.Dest d) {
+        return o.rdmaCm ? Wire.binary(d, device.gidIndex()) : Wire.text(d, withGid());
+    }
+
+    private Wire.Dest parseKey(byte[] b) throws Wire.ProtocolException {
+        return o.rdmaCm ? Wire.parseBinary(b) : Wire.parseText(b, withGid());
+    }
+
+    /** One K exchange carrying QP {@code i}'s description; returns the peer's. */
+    private Wire.Dest key(int i) throws Exit {
+        return key(i, false);
+    }
+
+    /** One K exchange, with {@code last} the channel's last one (see {@link Wire.Channel#lastExchange}). */
+    private Wire.Dest key(int i, boolean last) throws Exit {
+        try {
+            byte[] mine = keyMessage(res.local(i));
+            return parseKey(last ? channel.lastExchange(mine) : channel.exchange(mine));
+        } catch (InterruptedIOException e) {
+            throw exit(" Interrupted while waiting for the peer", 1);
+        } catch (IOException e) {
+            err.print("ethernet_read_keys: Couldn't read remote address\n");
+            err.print(" Unable to read to socket/rdma_cm\n");
+            throw exchangeFailed();
+        }
+    }
+
+    /** K for every queue pair, in order, keeping the peer's descriptions. */
+    void keysAll() throws Exit {
+        for (int i = 0; i < o.numQps; i++) {
+            res.peer(i, key(i));
+        }
+    }
+
+    /** A synchronising K with QP 0's description (the answer is not needed). */
+    void barrier() throws Exit {
+        key(0);
+    }
+
+    /** The address lines: every local one, then per queue pair a K and the peer's line. */
+    void printAddresses() throws Exit {
+        for (int i = 0; i < o.numQps; i++) {
+            out.print(PerfOutput.address(o, "local", res.local(i)));
+        }
+        for (int i = 0; i < o.numQps; i++) {
+            res.peer(i, key(i));
+            out.print(PerfOutput.address(o, "remote", res.peer(i)));
+        }
+    }
+
+    // ---- the reports of the bandwidth tests ----
+
+    /** Sends this side's result and returns the peer's. */
+    PerfOutput.Bw exchangeReport(PerfOutput.Bw mine) throws Exit {
+        try {
+            long size = Wire.int64(channel.exchange(Wire.int64(mine.size())));
+            long iters = Wire.int64(channel.exchange(Wire.int64(mine.iters())));
+            double peak = Wire.float64(channel.exchange(Wire.float64(mine.peak())));
+            double avg = Wire.float64(channel.exchange(Wire.float64(mine.avg())));
+            double rate = Wire.float64(channel.exchange(Wire.float64(mine.msgRate())));
+            return new PerfOutput.Bw(size, iters, peak, avg, rate);
+        } catch (IOException e) {
+            throw exchangeFailed();
+        }
+    }
+
+    // ---- the end ----
+
+    /** The final K and "done"; the channel is closed after. */
+    void closeExchange() throws Exit {
+        key(0, true);
+        channel.finish(true);
+        channel = null;
+    }
+
+    /** The final K of the send tests, whose failure perftest reports but does not fail on. */
+    void closeExchangeLenient() {
+        try {
+            closeExchange();
+        } catch (Exit e) {
+            err.print("Failed to close connection between server and client\n");
+            err.print(" Trying to close this side resources\n");
+        }
+    }
+
+    /** The end without a final K (ib_write_lat): the channel is closed. */
+    void finishWithoutKey() {
+        channel.finish(false);
+        channel = null;
+    }
+
+    private Exit exchangeFailed() {
+        return exit(" Failed to exchange data between server and clients", 1);
+    }
+
+    /** Closes the channel if it is still open, quietly. */
+    void close() {
+        if (channel != null) {
+            channel.close();
+        }
+    }
+}

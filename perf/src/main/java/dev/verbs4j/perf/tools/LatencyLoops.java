@@ -1,0 +1,167 @@
+package dev.verbs4j.perf.tools;
+
+import dev.verbs4j.perf.tools.Perftest.Exit;
+
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The latency tests, one operation in flight at a time on QP 0: the SEND and RDMA WRITE
+ * ping-pongs (both sides measure; a WRITE is seen arriving by its last byte changing) and the
+ * RDMA READ and atomic round trips (the client measures; the server waits in the final exchange).
+ * Every size of the run is measured in turn, with {@code -D} by {@link DurationMode}.
+ */
+final class LatencyLoops {
+
+    private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
+
+    private final PerfOptions o;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final PerftestResources res;
+    private final DataPath path;
+    private final KeyExchange keys;
+    private final PerfReport report;
+    private final DurationMode duration;
+
+    LatencyLoops(PerfOptions o, PrintStream out, PrintStream err, PerftestResources res, DataPath path, KeyExchange keys,
+            PerfReport report, DurationMode duration) {
+        this.o = o;
+        this.out = out;
+        this.err = err;
+        this.res = res;
+        this.path = path;
+        this.keys = keys;
+        this.report = report;
+        this.duration = duration;
+    }
+
+    private Exit exit(String message, int status) {
+        return Exit.printed(err, message, status);
+    }
+
+    // ---- ib_send_lat ----
+
+    int sendLatency() throws Exit {
+        report.latencyHeader();
+        long[] tposted = new long[o.iters];
+        for (long size : res.device().sizes()) {
+            path.postInitialReceives(size);
+            keys.barrier();
+            if (o.duration > 0) {
+                duration.pingPongSend(size);
+                continue;
+            }
+            pingPongSend(size, tposted);
+            report.latency(size, tposted);
+        }
+        report.endTable();
+        keys.closeExchangeLenient();
+        return 0;
+    }
+
+    private void pingPongSend(long size, long[] tposted) throws Exit {
+        int iters = o.iters;
+        path.prepareSend(size);
+        int scnt = 0;
+        int rcnt = 0;
+        while (scnt < iters || rcnt < iters) {
+            if (rcnt < iters && !(scnt < 1 && o.isClient())) {
+                path.awaitOne(path.recvCq(), true, rcnt, 0);
+                rcnt++;
+                if (path.receivesPosted(0) < iters) {
+                    path.postReceive(0);
+                }
+            }
+            if (scnt < iters) {
+                tposted[scnt] = System.nanoTime();
+                path.post(0, 1, scnt);
+                scnt++;
+                path.awaitOne(path.sendCq(), false, scnt, scnt);
+            }
+        }
+    }
+
+    // ---- ib_write_lat ----
+
+    int writeLatency() throws Exit {
+        report.latencyHeader();
+        long[] tposted = new long[o.iters];
+        for (long size : res.device().sizes()) {
+            if (o.duration > 0) {
+                duration.pingPongWrite(size);
+                continue;
+            }
+            pingPongWrite(size, tposted);
+            report.latency(size, tposted);
+        }
+        report.endTable();
+        // ib_write_lat ends without a final exchange
+        keys.finishWithoutKey();
+        return 0;
+    }
+
+    private void pingPongWrite(long size, long[] tposted) throws Exit {
+        int iters = o.iters;
+        path.prepareWrite(size);
+        MemorySegment buf = res.buffer();
+        long pollAt = res.remoteOffset(0) + size - 1;
+        long postAt = res.localOffset(0) + size - 1;
+        int scnt = 0;
+        int rcnt = 0;
+        int ccnt = 0;
+        while (scnt < iters || ccnt < iters || rcnt < iters) {
+            if (rcnt < iters && !(scnt < 1 && !o.isClient())) {
+                rcnt++;
+                byte want = (byte) rcnt;
+                int spins = 0;
+                while ((byte) BYTE.getVolatile(buf, pollAt) != want) {
+                    if ((++spins & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
+                        throw exit(" Interrupted", 1);
+                    }
+                    Thread.onSpinWait();
+                }
+            }
+            if (scnt < iters) {
+                tposted[scnt] = System.nanoTime();
+                BYTE.setVolatile(buf, postAt, (byte) ++scnt);
+                path.post(0, 1, scnt);
+            }
+            if (ccnt < iters) {
+                path.awaitOne(path.sendCq(), false, scnt, ccnt);
+                ccnt++;
+            }
+        }
+    }
+
+    // ---- ib_read_lat, ib_atomic_lat ----
+
+    int readLatency() throws Exit {
+        if (!o.isClient()) {
+            // the server is passive: it waits in the final exchange while the client measures
+            keys.closeExchange();
+            out.print(PerfOutput.RESULT_LINE);
+            return 0;
+        }
+        report.latencyHeader();
+        long[] tposted = new long[o.iters];
+        for (long size : res.device().sizes()) {
+            if (o.duration > 0) {
+                duration.readLatency(size);
+                continue;
+            }
+            path.prepareRead(size);
+            for (int scnt = 0; scnt < o.iters; scnt++) {
+                tposted[scnt] = System.nanoTime();
+                path.post(0, 1, scnt);
+                path.awaitOne(path.sendCq(), false, scnt + 1, scnt + 1);
+            }
+            report.latency(size, tposted);
+        }
+        report.endTable();
+        keys.closeExchange();
+        return 0;
+    }
+}

@@ -1,0 +1,411 @@
+package dev.verbs4j.perf.tools;
+
+import dev.verbs4j.perf.tools.PerfOptions.Kind;
+import dev.verbs4j.perf.tools.PerfOptions.Verb;
+import dev.verbs4j.perf.tools.Perftest.Exit;
+import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.AddressHandle;
+import dev.verbs4j.verbs.AddressVector;
+import dev.verbs4j.verbs.CompletionChannel;
+import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.Context;
+import dev.verbs4j.verbs.Gid;
+import dev.verbs4j.verbs.MemoryRegion;
+import dev.verbs4j.verbs.Mtu;
+import dev.verbs4j.verbs.ProtectionDomain;
+import dev.verbs4j.verbs.QpState;
+import dev.verbs4j.verbs.QpType;
+import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.QueuePairAttributes;
+import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.RdmaArena;
+import dev.verbs4j.verbs.ReceiveRequests;
+import dev.verbs4j.verbs.SendRequests;
+import dev.verbs4j.verbs.WorkCompletions;
+
+import java.io.PrintStream;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The verbs objects of one perftest run on its {@link PerftestDevice}: one buffer with its memory
+ * region (per queue pair a send area, then per queue pair the area the peer reaches), the
+ * completion queues (with the channel of {@code -e}), the test queue pairs with their work
+ * requests, their local and peer descriptions and, for UD, the peer addresses. Sets them up,
+ * connects the queue pairs and frees them ({@link #close}).
+ */
+final class PerftestResources {
+
+    /** perftest's Q_Key of every UD queue pair. */
+    static final int QKEY = 0x11111111;
+    /** The GRH in front of every UD receive. */
+    static final int UD_ADDITION = 40;
+    private static final int WCS = 64;
+
+    private final PerfOptions o;
+    private final PrintStream err;
+    private final PerftestDevice device;
+
+    private RdmaArena arena;
+    private MemorySegment buf;
+    private ProtectionDomain pd;
+    private MemoryRegion mr;
+    /** The completion channel of -e, else null. */
+    private CompletionChannel events;
+    private CompletionQueue sendCq;
+    private CompletionQueue recvCq;
+    private QueuePair[] qps;
+    /** UD: per queue pair, the address handle of the peer's queue pair (on the sending sides). */
+    private AddressHandle[] ahs;
+    /** UD over RDMA CM: per queue pair, the peer's QPN and Q_Key as the connection manager gave them. */
+    private int[] peerQpn;
+    private int[] peerQkey;
+    private SendRequests[] sends;
+    private ReceiveRequests[] recvs;
+    private WorkCompletions wcs;
+    /** Per queue pair, this side's description and the peer's (from the key exchange). */
+    private Wire.Dest[] my;
+    private Wire.Dest[] rem;
+
+    /** The bytes of one queue pair's area (a whole number of cache lines). */
+    private long region;
+    /** Whether the memory region was registered with relaxed ordering. */
+    private boolean relaxed;
+
+    PerftestResources(PerfOptions o, PrintStream err, PerftestDevice device) {
+        this.o = o;
+        this.err = err;
+        this.device = device;
+    }
+
+    private Exit exit(String message, int status) {
+        return Exit.printed(err, message, status);
+    }
+
+    // ---- the objects ----
+
+    /**
+     * The buffer, memory region, completion queues and queue pairs (in INIT); with {@code cmQps}
+     * the queue pairs come from RDMA CM instead (created later by the caller, see {@link #createQp}).
+     */
+    void create(boolean cmQps) throws Exit {
+        Context context = device.context();
+        int cacheLine = device.cacheLine();
+        long buffSize = Math.max(o.size, device.cycleBuffer());
+        region = (buffSize + cacheLine - 1) / cacheLine * cacheLine;
+        long total = region * 2 * o.numQps;
+        if (o.isUd()) {
+            total += cacheLine; // a receive starts UD_ADDITION bytes before the cache line (the GRH)
+        }
+        try {
+            arena = RdmaArena.ofShared();
+            buf = arena.allocate(total, 4096);
+        } catch (RuntimeException | OutOfMemoryError e) {
+            throw exit("Couldn't allocate work buf.", 1);
+        }
+        if (!(o.verb == Verb.WRITE && o.kind == Kind.LAT)) {
+            fillRandom(buf);
+        }
+        try {
+            pd = context.allocateProtectionDomain();
+        } catch (RuntimeException e) {
+            throw exit("Couldn't allocate PD", 1);
+        }
+        int access = Access.LOCAL_WRITE | switch (o.verb) {
+            case SEND -> 0;
+            case WRITE -> Access.REMOTE_WRITE;
+            case READ -> Access.REMOTE_READ;
+            case ATOMIC -> Access.REMOTE_ATOMIC;
+        };
+        relaxed = !(o.verb == Verb.WRITE && o.kind == Kind.LAT);
+        try {
+            mr = pd.register(buf, relaxed ? access | Access.RELAXED_ORDERING : access);
+        } catch (RuntimeException e) {
+            try {
+                relaxed = false;
+                mr = pd.register(buf, access);
+            } catch (RuntimeException e2) {
+                throw exit("Couldn't allocate MR", 1);
+            }
+        }
+        createQueues();
+        qps = new QueuePair[o.numQps];
+        my = new Wire.Dest[o.numQps];
+        rem = new Wire.Dest[o.numQps];
+        sends = new SendRequests[o.numQps];
+        recvs = new ReceiveRequests[o.numQps];
+        ahs = new AddressHandle[o.numQps];
+        peerQpn = new int[o.numQps];
+        peerQkey = new int[o.numQps];
+        wcs = new WorkCompletions(WCS);
+        if (!cmQps) {
+            for (int i = 0; i < o.numQps; i++) {
+                createQp(i, null);
+            }
+        }
+    }
+
+    /** The completion channel of -e and the completion queues (one for SEND's receives too), armed with -e. */
+    private void createQueues() throws Exit {
+        Context context = device.context();
+        if (o.events) {
+            try {
+                events = context.createCompletionChannel();
+            } catch (RuntimeException e) {
+                throw exit("Couldn't create completion channel", 1);
+            }
+        }
+        try {
+            sendCq = context.createCompletionQueue(Math.max(1, o.txDepth * o.numQps), events, o.eqNum);
+            recvCq = o.verb == Verb.SEND ? context.createCompletionQueue(Math.max(1, o.rxDepth * o.numQps), events, o.eqNum)
+                    : sendCq;
+        } catch (RuntimeException e) {
+            throw exit("Couldn't create CQ", 1);
+        }
+        if (events != null) {
+            try {
+                sendCq.requestNotify(false);
+                if (recvCq != sendCq) {
+                    recvCq.requestNotify(false);
+                }
+            } catch (RuntimeException e) {
+                throw exit("Couldn't request CQ notification", 1);
+            }
+        }
+    }
+
+    /** The init attributes of every test queue pair. */
+    QueuePairInit qpInit() {
+        QpType type = o.isUd() ? QpType.UD : o.isUc() ? QpType.UC : QpType.RC;
+        return QueuePairInit.of(type, sendCq, recvCq).maxSendWr(o.txDepth).maxRecvWr(o.rxDepth)
+                .maxSendSge(1).maxRecvSge(1).maxInlineData(o.inlineSize);
+    }
+
+    /** Creates queue pair {@code i} (or takes {@code given}, made by RDMA CM) and its local description. */
+    void createQp(int i, QueuePair given) throws Exit {
+        if (given == null) {
+            try {
+                qps[i] = pd.createQueuePair(qpInit());
+            } catch (RuntimeException e) {
+                throw exit(" Unable to create QP.", 1);
+            }
+            QueuePairAttributes init = new QueuePairAttributes().state(QpState.INIT).pkeyIndex(0).port(o.ibPort);
+            if (o.isUd()) {
+                init.qkey(QKEY);
+            } else {
+                init.accessFlags(switch (o.verb) {
+                    case SEND -> Access.REMOTE_WRITE | Access.LOCAL_WRITE;
+                    case WRITE -> Access.REMOTE_WRITE;
+                    case READ -> Access.REMOTE_READ;
+                    case ATOMIC -> Access.REMOTE_ATOMIC;
+                });
+            }
+            try {
+                qps[i].modify(init);
+            } catch (RuntimeException e) {
+                throw exit("Failed to modify QP to INIT", 1);
+            }
+        } else {
+            qps[i] = given;
+        }
+        int psn = ThreadLocalRandom.current().nextInt() & 0xffffff;
+        my[i] = new Wire.Dest(device.lid(), device.ownOutReads(), qps[i].qpNum(), psn, mr.rkey(),
+                buf.address() + remoteOffset(i), device.gid().raw(), 0);
+        sends[i] = new SendRequests(Math.max(1, o.postList), 1);
+        recvs[i] = new ReceiveRequests(1, 1);
+    }
+
+    private static void fillRandom(MemorySegment s) {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        long n = s.byteSize();
+        long i = 0;
+        for (; i + 8 <= n; i += 8) {
+            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, r.nextLong());
+        }
+        for (; i < n; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) r.nextInt());
+        }
+    }
+
+    // ---- connecting ----
+
+    /** RTR for every queue pair (and RTS when {@code send}), towards the peer's descriptions. */
+    void connect(boolean send) throws Exit {
+        int gidIndex = device.gidIndex();
+        for (int i = 0; i < o.numQps; i++) {
+            Wire.Dest r = rem[i];
+            AddressVector av = new AddressVector(o.ibPort, r.lid(), o.sl, gidIndex >= 0 ? Gid.of(r.gid()) : null,
+                    Math.max(0, gidIndex), 255, 0, 0);
+            QueuePairAttributes rtr = new QueuePairAttributes().state(QpState.RTR);
+            if (!o.isUd()) {
+                rtr.addressVector(av).pathMtu(Mtu.of(device.mtuCode())).destQpn(r.qpn()).rqPsn(r.psn());
+            }
+            if (!o.isUd() && !o.isUc()) {
+                rtr.maxDestRdAtomic(device.ownOutReads()).minRnrTimer(12);
+            }
+            try {
+                qps[i].modify(rtr);
+            } catch (RuntimeException e) {
+                err.print("Failed to modify QP " + qps[i].qpNum() + " to RTR\n");
+                throw exit(" Unable to Connect the HCA's through the link", 1);
+            }
+            if (send) {
+                QueuePairAttributes rts = new QueuePairAttributes().state(QpState.RTS).sqPsn(my[i].psn());
+                if (!o.isUd() && !o.isUc()) {
+                    rts.timeout(o.qpTimeout).retryCount(7).rnrRetry(7).maxRdAtomic(Math.max(1, r.outReads()));
+                }
+                try {
+                    qps[i].modify(rts);
+                } catch (RuntimeException e) {
+                    err.print("Failed to modify QP to RTS\n");
+                    throw exit(" Unable to Connect the HCA's through the link", 1);
+                }
+                if (o.isUd()) {
+                    try {
+                        ahs[i] = pd.createAddressHandle(av);
+                    } catch (RuntimeException e) {
+                        err.print("Failed to create AH\n");
+                        throw exit(" Unable to Connect the HCA's through the link", 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /** UD over RDMA CM: sends of queue pair {@code i} go to {@code qpn} with {@code qkey} through {@code ah}. */
+    void datagramPeer(int i, AddressHandle ah, int qpn, int qkey) {
+        ahs[i] = ah;
+        peerQpn[i] = qpn;
+        peerQkey[i] = qkey;
+    }
+
+    // ---- what the other parts of the run use ----
+
+    PerftestDevice device() {
+        return device;
+    }
+
+    ProtectionDomain pd() {
+        return pd;
+    }
+
+    MemorySegment buffer() {
+        return buf;
+    }
+
+    MemoryRegion mr() {
+        return mr;
+    }
+
+    CompletionChannel events() {
+        return events;
+    }
+
+    CompletionQueue sendCq() {
+        return sendCq;
+    }
+
+    CompletionQueue recvCq() {
+        return recvCq;
+    }
+
+    WorkCompletions wcs() {
+        return wcs;
+    }
+
+    QueuePair qp(int i) {
+        return qps[i];
+    }
+
+    QueuePair[] qps() {
+        return qps;
+    }
+
+    SendRequests sends(int i) {
+        return sends[i];
+    }
+
+    ReceiveRequests recvs(int i) {
+        return recvs[i];
+    }
+
+    AddressHandle ah(int i) {
+        return ahs[i];
+    }
+
+    int peerQpn(int i) {
+        return peerQpn[i];
+    }
+
+    int peerQkey(int i) {
+        return peerQkey[i];
+    }
+
+    /** This side's description of queue pair {@code i}. */
+    Wire.Dest local(int i) {
+        return my[i];
+    }
+
+    /** The peer's description of the queue pair facing queue pair {@code i}. */
+    Wire.Dest peer(int i) {
+        return rem[i];
+    }
+
+    void peer(int i, Wire.Dest d) {
+        rem[i] = d;
+    }
+
+    /** Where QP {@code i} sends from. */
+    long localOffset(int i) {
+        return i * region;
+    }
+
+    /** The region of QP {@code i} the peer writes to / reads from / receives into. */
+    long remoteOffset(int i) {
+        return (o.numQps + i) * region;
+    }
+
+    /** What the header says about the device and the memory region. */
+    PerfOutput.HeaderInfo headerInfo() {
+        return device.headerInfo(relaxed);
+    }
+
+    // ---- tear-down ----
+
+    /**
+     * Frees the verbs objects, quietly: address handles, queue pairs, completion queues and
+     * channel, memory region, PD and work requests. The buffer stays until {@link #closeBuffer}.
+     */
+    void close() {
+        for (AutoCloseable c : ahs == null ? new AutoCloseable[0] : ahs) {
+            Perftest.closeQuietly(c);
+        }
+        for (AutoCloseable c : qps == null ? new AutoCloseable[0] : qps) {
+            Perftest.closeQuietly(c);
+        }
+        if (sendCq != recvCq) {
+            Perftest.closeQuietly(recvCq);
+        }
+        Perftest.closeQuietly(sendCq);
+        Perftest.closeQuietly(events);
+        Perftest.closeQuietly(mr);
+        Perftest.closeQuietly(pd);
+        if (sends != null) {
+            for (SendRequests s : sends) {
+                Perftest.closeQuietly(s);
+            }
+        }
+        if (recvs != null) {
+            for (ReceiveRequests r : recvs) {
+                Perftest.closeQuietly(r);
+            }
+        }
+        Perftest.closeQuietly(wcs);
+    }
+
+    /** Frees the buffer (after the memory region and whoever else used it). */
+    void closeBuffer() {
+        Perftest.closeQuietly(arena);
+    }
+}
