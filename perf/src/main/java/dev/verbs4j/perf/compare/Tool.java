@@ -1,27 +1,20 @@
 package dev.verbs4j.perf.compare;
 
-import dev.verbs4j.perf.tools.AtomicBw;
-import dev.verbs4j.perf.tools.AtomicLat;
-import dev.verbs4j.perf.tools.ReadBw;
-import dev.verbs4j.perf.tools.ReadLat;
-import dev.verbs4j.perf.tools.SendBw;
-import dev.verbs4j.perf.tools.SendLat;
-import dev.verbs4j.perf.tools.WriteBw;
-import dev.verbs4j.perf.tools.WriteLat;
+import dev.verbs4j.perf.tools.PerftestProgram;
 
 import java.io.PrintStream;
 import java.util.Locale;
 
 /** The eight perftest tools that {@code compare} runs: the C program's name and the Java twin's entry point. */
 enum Tool {
-    IB_SEND_LAT(SendLat::run),
-    IB_SEND_BW(SendBw::run),
-    IB_WRITE_LAT(WriteLat::run),
-    IB_WRITE_BW(WriteBw::run),
-    IB_READ_LAT(ReadLat::run),
-    IB_READ_BW(ReadBw::run),
-    IB_ATOMIC_LAT(AtomicLat::run),
-    IB_ATOMIC_BW(AtomicBw::run);
+    IB_SEND_LAT(PerftestProgram.IB_SEND_LAT::run),
+    IB_SEND_BW(PerftestProgram.IB_SEND_BW::run),
+    IB_WRITE_LAT(PerftestProgram.IB_WRITE_LAT::run),
+    IB_WRITE_BW(PerftestProgram.IB_WRITE_BW::run),
+    IB_READ_LAT(PerftestProgram.IB_READ_LAT::run),
+    IB_READ_BW(PerftestProgram.IB_READ_BW::run),
+    IB_ATOMIC_LAT(PerftestProgram.IB_ATOMIC_LAT::run),
+    IB_ATOMIC_BW(PerftestProgram.IB_ATOMIC_BW::run);
 
     /** The size of every atomic operation; the atomic tools refuse {@code -s} and {@code -a}. */
     static final long ATOMIC_SIZE = 8;

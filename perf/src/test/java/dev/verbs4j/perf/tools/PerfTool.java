@@ -4,14 +4,14 @@ import dev.verbs4j.verbs.ToolRunner;
 
 /** The eight perftest tools as the tests drive them: Java entry point, C program, kind. */
 enum PerfTool {
-    SEND_LAT(SendLat::run, "ib_send_lat", false),
-    SEND_BW(SendBw::run, "ib_send_bw", true),
-    WRITE_LAT(WriteLat::run, "ib_write_lat", false),
-    WRITE_BW(WriteBw::run, "ib_write_bw", true),
-    READ_LAT(ReadLat::run, "ib_read_lat", false),
-    READ_BW(ReadBw::run, "ib_read_bw", true),
-    ATOMIC_LAT(AtomicLat::run, "ib_atomic_lat", false),
-    ATOMIC_BW(AtomicBw::run, "ib_atomic_bw", true);
+    SEND_LAT(PerftestProgram.IB_SEND_LAT::run, "ib_send_lat", false),
+    SEND_BW(PerftestProgram.IB_SEND_BW::run, "ib_send_bw", true),
+    WRITE_LAT(PerftestProgram.IB_WRITE_LAT::run, "ib_write_lat", false),
+    WRITE_BW(PerftestProgram.IB_WRITE_BW::run, "ib_write_bw", true),
+    READ_LAT(PerftestProgram.IB_READ_LAT::run, "ib_read_lat", false),
+    READ_BW(PerftestProgram.IB_READ_BW::run, "ib_read_bw", true),
+    ATOMIC_LAT(PerftestProgram.IB_ATOMIC_LAT::run, "ib_atomic_lat", false),
+    ATOMIC_BW(PerftestProgram.IB_ATOMIC_BW::run, "ib_atomic_bw", true);
 
     final ToolRunner.JavaTool java;
     final String c;

@@ -90,17 +90,11 @@ class PerftestOptionsTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
         PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
-        int rc = switch (program) {
-            case "ib_send_lat" -> SendLat.run(args, o, e);
-            case "ib_send_bw" -> SendBw.run(args, o, e);
-            case "ib_write_lat" -> WriteLat.run(args, o, e);
-            case "ib_write_bw" -> WriteBw.run(args, o, e);
-            case "ib_read_lat" -> ReadLat.run(args, o, e);
-            case "ib_read_bw" -> ReadBw.run(args, o, e);
-            case "ib_atomic_lat" -> AtomicLat.run(args, o, e);
-            case "ib_atomic_bw" -> AtomicBw.run(args, o, e);
-            default -> throw new IllegalArgumentException(program);
-        };
+        PerftestProgram p = PerftestProgram.named(program);
+        if (p == null) {
+            throw new IllegalArgumentException(program);
+        }
+        int rc = p.run(args, o, e);
         return new Result(rc, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 

@@ -1,0 +1,24 @@
+package dev.verbs4j.perf.tools;
+
+import dev.verbs4j.tools.Cli;
+
+/**
+ * The command line of the perftest twins: {@code PerftestMain PROGRAM [OPTIONS] [HOST]}, where
+ * PROGRAM is one of {@link PerftestProgram}'s names ({@code ib_send_bw} ...); {@code bin/verbs4j}
+ * puts it first.
+ */
+public final class PerftestMain {
+
+    private PerftestMain() {
+    }
+
+    /** Runs the program named by the first argument with the others and exits with its status. */
+    public static void main(String[] args) {
+        PerftestProgram p = args.length == 0 ? null : PerftestProgram.named(args[0]);
+        if (p == null) {
+            System.err.println("usage: PerftestMain ib_{send,write,read,atomic}_{lat,bw} [OPTIONS] [HOST]");
+            System.exit(2);
+        }
+        Cli.main(java.util.Arrays.copyOfRange(args, 1, args.length), p::run);
+    }
+}
