@@ -54,7 +54,7 @@ public abstract class NativeResource implements AutoCloseable {
 
     /**
      * A new object under {@code parent} (null for a root such as a Context). The subclass creates
-     * its native object, then calls {@link #attach()}.
+     * its native object, then calls {@link #attach(NativeResource...)}.
      */
     protected NativeResource(NativeResource parent) {
         this.parent = parent;
