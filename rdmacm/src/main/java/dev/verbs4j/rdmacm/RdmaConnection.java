@@ -631,7 +631,7 @@ public final class RdmaConnection implements AutoCloseable {
         MemorySegment.copy(message, 0, sendRing.segment(), (long) s * slot, len);
         int returned = creditsToReturn;
         int acks = acksToReturn;
-        sendRequests.get(0).wrId(SEND_TAG | s).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+        sendRequests.reset(0).wrId(SEND_TAG | s).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
                 .immediateData(immediate(returned, acks, false)).sge(sendRing, (long) s * slot, len);
         try {
             qp.postSend(sendRequests, 1);
@@ -661,7 +661,7 @@ public final class RdmaConnection implements AutoCloseable {
         }
         int returned = creditsToReturn;
         int acks = acksToReturn;
-        sendRequests.get(0).wrId(CONTROL_TAG).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+        sendRequests.reset(0).wrId(CONTROL_TAG).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
                 .immediateData(immediate(returned, acks, true));
         try {
             qp.postSend(sendRequests, 1);

@@ -275,7 +275,7 @@ public final class ExtendedQueuePair {
             mr.enterCall();
             try {
                 if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
-                    throw SendRequest.outside(mr, offset, length);
+                    throw WorkRequest.outside(mr, offset, length);
                 }
                 WR_SET_SGE.invokeExact(op, qpx, mr.lkey(), mr.address() + offset, length);
             } finally {

@@ -480,7 +480,7 @@ public final class QueuePair extends NativeResource {
 
     private VerbsException postSendFailure(int rc, SendRequests batch, int count) {
         int bad = batch.chain().badIndex();
-        String request = bad >= 0 ? "work request " + bad + " of " + count + " (" + batch.at(bad).describe() + ")"
+        String request = bad >= 0 ? "work request " + bad + " of " + count + " (" + batch.get(bad).describe() + ")"
                 : count + " work requests";
         return new VerbsException("ibv_post_send", Math.abs(rc), request + " on " + describe() + " in state " + state
                 + " (max_send_wr " + maxSendWr + ", max_send_sge " + maxSendSge + ", max_inline_data " + maxInlineData + ")");

@@ -13,7 +13,7 @@ class ErrorCompletionDeviceTest {
     void badRkeyGivesRemoteAccessError() {
         try (QpPair p = QpPair.connected(TestBed.hostA(), TestBed.hostB(), QpType.RC);
              SendRequests sends = new SendRequests(1, 1)) {
-            sends.get(0).wrId(5).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+            sends.reset(0).wrId(5).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                     .sge(p.mrA, 0, 64).rdma(p.mrB.remoteAddress(), p.mrB.rkey() ^ 0x5500);
             p.a.postSend(sends, 1);
             WorkCompletion wc = p.awaitOne(p.cqA);
@@ -35,7 +35,7 @@ class ErrorCompletionDeviceTest {
             p.b.readyToReceive(ea, p.gidB);
             p.a.readyToSend(1, 14, 7, 0);
             p.b.readyToSend(2);
-            sends.get(0).wrId(6).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 32);
+            sends.reset(0).wrId(6).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 32);
             p.a.postSend(sends, 1);
             WorkCompletion wc = p.awaitOne(p.cqA);
             assertThat(wc.status()).isEqualTo(WcStatus.RNR_RETRY_EXC_ERR);

@@ -567,7 +567,7 @@ final class Perftest {
 
     /** Tells the peer this QP's number: a 4-byte SEND with the QPN as immediate data, waited for. */
     void sendQpn(int i) throws Exit {
-        SendRequest wr = sends[i].get(0).wrId(0).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+        SendRequest wr = sends[i].reset(0).wrId(0).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
                 .sge(mr, localOffset(i), 4).immediateData(qps[i].qpNum());
         wr.ud(ahs[i], peerQpn[i], peerQkey[i]);
         try {
@@ -886,7 +886,7 @@ final class Perftest {
 
     private void pingPongSend(long size, long[] tposted) throws Exit {
         int iters = o.iters;
-        datagram(sends[0].get(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, localOffset(0), (int) size), 0);
+        datagram(sends[0].reset(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, localOffset(0), (int) size), 0);
         int scnt = 0;
         int rcnt = 0;
         while (scnt < iters || rcnt < iters) {
@@ -911,7 +911,7 @@ final class Perftest {
      * receive, and the receives of the window are counted.
      */
     private void pingPongSendDuration(long size) throws Exit {
-        datagram(sends[0].get(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, localOffset(0), (int) size), 0);
+        datagram(sends[0].reset(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, localOffset(0), (int) size), 0);
         Phases phases = null;
         long counted = 0;
         int scnt = 0;
@@ -991,7 +991,7 @@ final class Perftest {
 
     private void pingPongWrite(long size, long[] tposted) throws Exit {
         int iters = o.iters;
-        sends[0].get(0).wrId(0).opcode(Opcode.RDMA_WRITE).flags(flags(size)).sge(mr, localOffset(0), (int) size)
+        sends[0].reset(0).wrId(0).opcode(Opcode.RDMA_WRITE).flags(flags(size)).sge(mr, localOffset(0), (int) size)
                 .rdma(rem[0].vaddr(), rem[0].rkey());
         long pollAt = remoteOffset(0) + size - 1;
         long postAt = localOffset(0) + size - 1;
@@ -1024,7 +1024,7 @@ final class Perftest {
 
     /** ib_write_lat -D: the ping-pong until this side's clock (started here) ends; the writes completed in the window count. */
     private void pingPongWriteDuration(long size) throws Exit {
-        sends[0].get(0).wrId(0).opcode(Opcode.RDMA_WRITE).flags(flags(size)).sge(mr, localOffset(0), (int) size)
+        sends[0].reset(0).wrId(0).opcode(Opcode.RDMA_WRITE).flags(flags(size)).sge(mr, localOffset(0), (int) size)
                 .rdma(rem[0].vaddr(), rem[0].rkey());
         long pollAt = remoteOffset(0) + size - 1;
         long postAt = localOffset(0) + size - 1;
@@ -1073,7 +1073,7 @@ final class Perftest {
         printLatencyHeader();
         long[] tposted = new long[o.iters];
         for (long size : sizes()) {
-            SendRequest wr = sends[0].get(0).wrId(0).flags(SendFlags.SIGNALED).sge(mr, localOffset(0), (int) size);
+            SendRequest wr = sends[0].reset(0).wrId(0).flags(SendFlags.SIGNALED).sge(mr, localOffset(0), (int) size);
             if (o.verb == Verb.READ) {
                 wr.opcode(Opcode.RDMA_READ).rdma(rem[0].vaddr(), rem[0].rkey());
             } else {
@@ -1253,7 +1253,7 @@ final class Perftest {
                         for (int k = 0; k < list; k++) {
                             int idx = scnt[i] + k + 1;
                             boolean signal = idx % cqMod == 0 || idx == iters;
-                            sends[i].at(k).flags(signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
+                            sends[i].get(k).flags(signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
                         }
                         long now = System.nanoTime();
                         for (int k = 0; k < list; k++) {
@@ -1306,7 +1306,7 @@ final class Perftest {
         int list = Math.max(1, o.postList);
         for (int i = 0; i < o.numQps; i++) {
             for (int k = 0; k < list; k++) {
-                SendRequest wr = sends[i].get(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
+                SendRequest wr = sends[i].reset(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
                         .sge(mr, localOffset(i), (int) size);
                 switch (o.verb) {
                     case SEND -> datagram(wr.opcode(Opcode.SEND), i);
@@ -1342,7 +1342,7 @@ final class Perftest {
                     while (scnt[i] - ccnt[i] + list <= o.txDepth) {
                         for (int k = 0; k < list; k++) {
                             boolean signal = (scnt[i] + k + 1) % cqMod == 0;
-                            sends[i].at(k).flags(signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
+                            sends[i].get(k).flags(signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
                         }
                         post(i, list, (int) scnt[i]);
                         scnt[i] += list;

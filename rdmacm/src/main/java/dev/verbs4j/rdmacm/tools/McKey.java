@@ -446,7 +446,7 @@ public final class McKey {
         }
         try (SendRequests sr = new SendRequests(1, 1); WorkCompletions wcs = new WorkCompletions(1)) {
             for (int i = 0; i < messageCount; i++) {
-                sr.get(0).wrId(i).opcode(Opcode.SEND_WITH_IMM).flags(i == messageCount - 1 ? SendFlags.SIGNALED : 0)
+                sr.reset(0).wrId(i).opcode(Opcode.SEND_WITH_IMM).flags(i == messageCount - 1 ? SendFlags.SIGNALED : 0)
                         .immediateData(qp.qpNum()).ud(node.ah, node.remoteQpn, node.remoteQkey).sge(node.mr, 0, messageSize);
                 qp.postSend(sr, 1);
             }

@@ -514,8 +514,8 @@ public final class RPing {
             return 1;
         }
         cb.rqWr.get(0).sge(cb.recvMr, 0, INFO_SIZE);
-        cb.sqWr.get(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(cb.sendMr, 0, INFO_SIZE);
-        cb.rdmaSqWr.get(0).flags(SendFlags.SIGNALED).sge(cb.rdmaMr, 0, size);
+        cb.sqWr.reset(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(cb.sendMr, 0, INFO_SIZE);
+        cb.rdmaSqWr.reset(0).flags(SendFlags.SIGNALED).sge(cb.rdmaMr, 0, size);
         debug("allocated & registered buffers...\n");
         return 0;
     }
@@ -734,8 +734,8 @@ public final class RPing {
             }
             debug("server received sink adv\n");
             try {
-                cb.rdmaSqWr.at(0).opcode(Opcode.RDMA_READ).rdma(cb.remoteAddr, cb.remoteRkey);
-                cb.rdmaSqWr.at(0).sge(cb.rdmaMr, 0, cb.remoteLen);
+                cb.rdmaSqWr.get(0).opcode(Opcode.RDMA_READ).rdma(cb.remoteAddr, cb.remoteRkey);
+                cb.rdmaSqWr.get(0).sge(cb.rdmaMr, 0, cb.remoteLen);
             } catch (RuntimeException e) {
                 err.print("post send error " + e.getMessage() + "\n");
                 ret = -1;
@@ -768,8 +768,8 @@ public final class RPing {
             }
             debug("server received sink adv\n");
             int len = (int) strlen(cb.rdmaBuf) + 1;
-            cb.rdmaSqWr.at(0).opcode(Opcode.RDMA_WRITE).rdma(cb.remoteAddr, cb.remoteRkey);
-            cb.rdmaSqWr.at(0).sge(cb.rdmaMr, 0, len);
+            cb.rdmaSqWr.get(0).opcode(Opcode.RDMA_WRITE).rdma(cb.remoteAddr, cb.remoteRkey);
+            cb.rdmaSqWr.get(0).sge(cb.rdmaMr, 0, len);
             debug("rdma write from lkey %x laddr %x len %d\n", cb.rdmaMr.lkey(), cb.rdmaMr.address(), len);
             if (!postSend(cb, cb.rdmaSqWr)) {
                 ret = -1;

@@ -485,7 +485,7 @@ public final class UdAddy {
         }
         QueuePair qp = node.id.queuePair();
         try (SendRequests sr = new SendRequests(1, 1)) {
-            sr.get(0).wrId(0).opcode(Opcode.SEND_WITH_IMM).flags(flags).immediateData(qp.qpNum())
+            sr.reset(0).wrId(0).opcode(Opcode.SEND_WITH_IMM).flags(flags).immediateData(qp.qpNum())
                     .ud(node.ah, node.remoteQpn, node.remoteQkey).sge(node.mr, 0, messageSize);
             for (int i = 0; i < messageCount; i++) {
                 qp.postSend(sr, 1);
