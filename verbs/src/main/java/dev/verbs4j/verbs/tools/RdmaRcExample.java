@@ -177,7 +177,7 @@ public final class RdmaRcExample {
             if (gidIndex >= 0) {
                 out.print("Remote GID = " + HexFormat.ofDelimiter(":").formatHex(remoteGid) + "\n");
             }
-            qp.init(ibPort, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
+            qp.initConnected(ibPort, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
             if (client) {
                 recvs.get(0).wrId(0).sge(mr, 0, MSG_SIZE);
                 qp.postReceive(recvs, 1);
