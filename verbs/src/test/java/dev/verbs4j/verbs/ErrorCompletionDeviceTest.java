@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Failed work requests end in completions with the status the verbs specify. */
 @Tag(TestBed.TAG)
@@ -27,7 +28,9 @@ class ErrorCompletionDeviceTest {
     void sendWithoutReceiveExhaustsRnrRetries() {
         try (QpPair p = QpPair.unconnected(TestBed.hostA(), TestBed.hostB(), QpType.RC, init -> { });
              SendRequests sends = new SendRequests(1, 1)) {
-            p.a.init(1);
+            assertThatThrownBy(() -> p.a.initDatagram(1, QueuePair.DEFAULT_QKEY)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("initConnected");
+            p.a.initConnected(1, Access.REMOTE_WRITE);
             p.b.init(1);
             QueuePairEndpoint ea = p.a.localEndpoint(p.gidA, 1);
             QueuePairEndpoint eb = p.b.localEndpoint(p.gidB, 2);

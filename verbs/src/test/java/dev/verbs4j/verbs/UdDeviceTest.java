@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** UD send and receive through an address handle, and UC send. */
 @Tag(TestBed.TAG)
@@ -17,8 +18,11 @@ class UdDeviceTest {
         try (QpPair p = QpPair.unconnected(TestBed.hostA(), TestBed.hostB(), QpType.UD, init -> { });
              SendRequests sends = new SendRequests(1, 1);
              ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
+            assertThatThrownBy(() -> p.a.initConnected(1, Access.REMOTE_WRITE)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("initDatagram");
+            p.a.initDatagram(1, QueuePair.DEFAULT_QKEY);
+            p.b.init(1);
             for (QueuePair qp : new QueuePair[]{p.a, p.b}) {
-                qp.init(1);
                 qp.readyToReceive();
                 qp.readyToSend(0);
             }
