@@ -46,6 +46,49 @@ public final class ExtendedQueuePair {
     private static final MethodHandle WR_SET_UD_ADDR = Native.downcallPointer(ibv_qp_ex.wr_set_ud_addr.descriptor(), true);
     private static final MethodHandle WR_COMPLETE = Native.downcallPointer(ibv_qp_ex.wr_complete.descriptor(), true);
     private static final MemorySegment NO_SEGMENT = MemorySegment.NULL;
+    /**
+     * The operations {@link #call} makes: lambdas that capture nothing, one object each, with
+     * block bodies so that each {@code invokeExact} is a call returning void.
+     */
+    private static final Downcall SEND = (op, qpx, s, i, a, b, c) -> {
+        WR_SEND.invokeExact(op, qpx);
+    };
+    private static final Downcall SEND_IMM = (op, qpx, s, i, a, b, c) -> {
+        WR_SEND_IMM.invokeExact(op, qpx, i);
+    };
+    private static final Downcall SEND_INV = (op, qpx, s, i, a, b, c) -> {
+        WR_SEND_INV.invokeExact(op, qpx, i);
+    };
+    private static final Downcall RDMA_WRITE = (op, qpx, s, i, a, b, c) -> {
+        WR_RDMA_WRITE.invokeExact(op, qpx, i, a);
+    };
+    private static final Downcall RDMA_WRITE_IMM = (op, qpx, s, i, a, b, c) -> {
+        WR_RDMA_WRITE_IMM.invokeExact(op, qpx, i, a, (int) b);
+    };
+    private static final Downcall RDMA_READ = (op, qpx, s, i, a, b, c) -> {
+        WR_RDMA_READ.invokeExact(op, qpx, i, a);
+    };
+    private static final Downcall ATOMIC_CMP_SWP = (op, qpx, s, i, a, b, c) -> {
+        WR_ATOMIC_CMP_SWP.invokeExact(op, qpx, i, a, b, c);
+    };
+    private static final Downcall ATOMIC_FETCH_ADD = (op, qpx, s, i, a, b, c) -> {
+        WR_ATOMIC_FETCH_ADD.invokeExact(op, qpx, i, a, b);
+    };
+    private static final Downcall LOCAL_INV = (op, qpx, s, i, a, b, c) -> {
+        WR_LOCAL_INV.invokeExact(op, qpx, i);
+    };
+    private static final Downcall SET_SGE = (op, qpx, s, i, a, b, c) -> {
+        WR_SET_SGE.invokeExact(op, qpx, i, a, (int) b);
+    };
+    private static final Downcall SET_INLINE_DATA = (op, qpx, s, i, a, b, c) -> {
+        WR_SET_INLINE_DATA.invokeExact(op, qpx, s, a);
+    };
+    private static final Downcall SET_UD_ADDR = (op, qpx, s, i, a, b, c) -> {
+        WR_SET_UD_ADDR.invokeExact(op, qpx, s, i, (int) a);
+    };
+    private static final Downcall ABORT = (op, qpx, s, i, a, b, c) -> {
+        WR_ABORT.invokeExact(op, qpx);
+    };
     private static final long WR_ID = ibv_qp_ex.wr_id$offset();
     private static final long WR_FLAGS = ibv_qp_ex.wr_flags$offset();
     private static final VarHandle OWNER;
@@ -151,68 +194,59 @@ public final class ExtendedQueuePair {
 
     /** Adds a SEND ({@code ibv_wr_send()}). */
     public ExtendedQueuePair send() {
-        call(operation(sendOp, "SEND"), null, (op, qpx, s, i, a, b, c) -> WR_SEND.invokeExact(op, qpx),
-                NO_SEGMENT, 0, 0, 0, 0);
+        call(operation(sendOp, "SEND"), null, SEND, NO_SEGMENT, 0, 0, 0, 0);
         return this;
     }
 
     /** Adds a SEND_WITH_IMM; {@code immediate} in host order ({@code ibv_wr_send_imm()}). */
     public ExtendedQueuePair sendWithImmediate(int immediate) {
-        call(operation(sendWithImmediateOp, "SEND_WITH_IMM"), null,
-                (op, qpx, s, i, a, b, c) -> WR_SEND_IMM.invokeExact(op, qpx, i), NO_SEGMENT,
-                Integer.reverseBytes(immediate), 0, 0, 0);
+        call(operation(sendWithImmediateOp, "SEND_WITH_IMM"), null, SEND_IMM, NO_SEGMENT, Integer.reverseBytes(immediate),
+                0, 0, 0);
         return this;
     }
 
     /** Adds a SEND_WITH_INV ({@code ibv_wr_send_inv()}). */
     public ExtendedQueuePair sendWithInvalidate(int invalidateRkey) {
-        call(operation(sendWithInvalidateOp, "SEND_WITH_INV"), null,
-                (op, qpx, s, i, a, b, c) -> WR_SEND_INV.invokeExact(op, qpx, i), NO_SEGMENT, invalidateRkey, 0, 0, 0);
+        call(operation(sendWithInvalidateOp, "SEND_WITH_INV"), null, SEND_INV, NO_SEGMENT, invalidateRkey, 0, 0, 0);
         return this;
     }
 
     /** Adds an RDMA_WRITE ({@code ibv_wr_rdma_write()}). */
     public ExtendedQueuePair rdmaWrite(int rkey, long remoteAddress) {
-        call(operation(rdmaWriteOp, "RDMA_WRITE"), null,
-                (op, qpx, s, i, a, b, c) -> WR_RDMA_WRITE.invokeExact(op, qpx, i, a), NO_SEGMENT, rkey, remoteAddress, 0, 0);
+        call(operation(rdmaWriteOp, "RDMA_WRITE"), null, RDMA_WRITE, NO_SEGMENT, rkey, remoteAddress, 0, 0);
         return this;
     }
 
     /** Adds an RDMA_WRITE_WITH_IMM ({@code ibv_wr_rdma_write_imm()}). */
     public ExtendedQueuePair rdmaWriteWithImmediate(int rkey, long remoteAddress, int immediate) {
-        call(operation(rdmaWriteWithImmediateOp, "RDMA_WRITE_WITH_IMM"), null,
-                (op, qpx, s, i, a, b, c) -> WR_RDMA_WRITE_IMM.invokeExact(op, qpx, i, a, (int) b), NO_SEGMENT, rkey,
+        call(operation(rdmaWriteWithImmediateOp, "RDMA_WRITE_WITH_IMM"), null, RDMA_WRITE_IMM, NO_SEGMENT, rkey,
                 remoteAddress, Integer.reverseBytes(immediate), 0);
         return this;
     }
 
     /** Adds an RDMA_READ ({@code ibv_wr_rdma_read()}). */
     public ExtendedQueuePair rdmaRead(int rkey, long remoteAddress) {
-        call(operation(rdmaReadOp, "RDMA_READ"), null,
-                (op, qpx, s, i, a, b, c) -> WR_RDMA_READ.invokeExact(op, qpx, i, a), NO_SEGMENT, rkey, remoteAddress, 0, 0);
+        call(operation(rdmaReadOp, "RDMA_READ"), null, RDMA_READ, NO_SEGMENT, rkey, remoteAddress, 0, 0);
         return this;
     }
 
     /** Adds an ATOMIC_CMP_AND_SWP ({@code ibv_wr_atomic_cmp_swp()}). */
     public ExtendedQueuePair atomicCompareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
-        call(operation(atomicCompareAndSwapOp, "ATOMIC_CMP_AND_SWP"), null,
-                (op, qpx, s, i, a, b, c) -> WR_ATOMIC_CMP_SWP.invokeExact(op, qpx, i, a, b, c), NO_SEGMENT, rkey,
+        call(operation(atomicCompareAndSwapOp, "ATOMIC_CMP_AND_SWP"), null, ATOMIC_CMP_SWP, NO_SEGMENT, rkey,
                 remoteAddress, compare, swap);
         return this;
     }
 
     /** Adds an ATOMIC_FETCH_AND_ADD ({@code ibv_wr_atomic_fetch_add()}). */
     public ExtendedQueuePair atomicFetchAndAdd(int rkey, long remoteAddress, long add) {
-        call(operation(atomicFetchAndAddOp, "ATOMIC_FETCH_AND_ADD"), null,
-                (op, qpx, s, i, a, b, c) -> WR_ATOMIC_FETCH_ADD.invokeExact(op, qpx, i, a, b), NO_SEGMENT, rkey,
+        call(operation(atomicFetchAndAddOp, "ATOMIC_FETCH_AND_ADD"), null, ATOMIC_FETCH_ADD, NO_SEGMENT, rkey,
                 remoteAddress, add, 0);
         return this;
     }
 
     /** Adds a LOCAL_INV ({@code ibv_wr_local_inv()}). */
     public ExtendedQueuePair localInvalidate(int invalidateRkey) {
-        call(operation(localInvalidateOp, "LOCAL_INV"), null,
-                (op, qpx, s, i, a, b, c) -> WR_LOCAL_INV.invokeExact(op, qpx, i), NO_SEGMENT, invalidateRkey, 0, 0, 0);
+        call(operation(localInvalidateOp, "LOCAL_INV"), null, LOCAL_INV, NO_SEGMENT, invalidateRkey, 0, 0, 0);
         return this;
     }
 
@@ -222,8 +256,7 @@ public final class ExtendedQueuePair {
      */
     public ExtendedQueuePair setSge(MemoryRegion mr, long offset, int length) {
         // the range is checked by call() once the region is held
-        call(setter(setSgeOp, "wr_set_sge"), mr, (op, qpx, s, i, a, b, c) -> WR_SET_SGE.invokeExact(op, qpx, i, a, (int) b),
-                NO_SEGMENT, mr.lkey(), mr.address() + offset, length, offset);
+        call(setter(setSgeOp, "wr_set_sge"), mr, SET_SGE, NO_SEGMENT, mr.lkey(), mr.address() + offset, length, offset);
         return this;
     }
 
@@ -233,8 +266,7 @@ public final class ExtendedQueuePair {
             throw new IllegalArgumentException("inline data must be native memory");
         }
         // the segment is held by the downcall itself for the copy
-        call(setter(setInlineDataOp, "wr_set_inline_data"), null,
-                (op, qpx, s, i, a, b, c) -> WR_SET_INLINE_DATA.invokeExact(op, qpx, s, a), data, 0, data.byteSize(), 0, 0);
+        call(setter(setInlineDataOp, "wr_set_inline_data"), null, SET_INLINE_DATA, data, 0, data.byteSize(), 0, 0);
         return this;
     }
 
@@ -243,8 +275,7 @@ public final class ExtendedQueuePair {
      * copies what it needs of {@code ah} now, while it is held.
      */
     public ExtendedQueuePair setUdAddress(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        call(setter(setUdAddrOp, "wr_set_ud_addr"), ah,
-                (op, qpx, handle, i, a, b, c) -> WR_SET_UD_ADDR.invokeExact(op, qpx, handle, i, (int) a), null, remoteQpn, remoteQkey, 0, 0);
+        call(setter(setUdAddrOp, "wr_set_ud_addr"), ah, SET_UD_ADDR, null, remoteQpn, remoteQkey, 0, 0);
         return this;
     }
 
@@ -252,7 +283,7 @@ public final class ExtendedQueuePair {
     public void abort() {
         MemorySegment op = setter(abortOp, "wr_abort");
         try {
-            call(op, null, (o, qpx, s, i, a, b, c) -> WR_ABORT.invokeExact(o, qpx), NO_SEGMENT, 0, 0, 0, 0);
+            call(op, null, ABORT, NO_SEGMENT, 0, 0, 0, 0);
         } finally {
             owner = null;
         }
