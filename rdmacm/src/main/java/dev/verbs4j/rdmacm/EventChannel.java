@@ -9,7 +9,6 @@ import dev.verbs4j.bindings.rdma_event_channel;
 import dev.verbs4j.bindings.rdma_ud_param;
 import dev.verbs4j.rdmacm.internal.Cma;
 import dev.verbs4j.verbs.AddressVector;
-import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.Gid;
 import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.VerbsException;
@@ -154,11 +153,8 @@ public final class EventChannel extends NativeResource {
                 try (Arena arena = Arena.ofConfined()) {
                     MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
                     int rc = Cma.callErrno(Cma.GET_CM_EVENT, channel, out);
-                    if (rc < 0) {
-                        if (-rc == Errno.EAGAIN) {
-                            return null;
-                        }
-                        throw new VerbsException("rdma_get_cm_event", -rc, describe());
+                    if (rc < 0 && FdWaiter.nonePending(-rc, "rdma_get_cm_event", describe())) {
+                        return null;
                     }
                     native_ = Native.sized(out.get(ValueLayout.ADDRESS, 0), rdma_cm_event.sizeof());
                 } finally {

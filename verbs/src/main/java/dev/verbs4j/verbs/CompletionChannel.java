@@ -74,12 +74,8 @@ public final class CompletionChannel extends NativeResource {
                     } catch (Throwable t) {
                         throw Ibv.unchecked(t);
                     }
-                    if (rc != 0) {
-                        int errno = Native.errno(capture);
-                        if (errno == Errno.EAGAIN) {
-                            return null;
-                        }
-                        throw new VerbsException("ibv_get_cq_event", errno, context.name());
+                    if (rc != 0 && FdWaiter.nonePending(Native.errno(capture), "ibv_get_cq_event", context.name())) {
+                        return null;
                     }
                     MemorySegment cqPointer = cqOut.get(ValueLayout.ADDRESS, 0);
                     CompletionQueue cq = queues.get(cqPointer.address());

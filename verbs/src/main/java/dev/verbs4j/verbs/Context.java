@@ -323,12 +323,8 @@ public final class Context extends NativeResource {
             } catch (Throwable t) {
                 throw Ibv.unchecked(t);
             }
-            if (rc != 0) {
-                int errno = Native.errno(capture);
-                if (errno == Errno.EAGAIN) {
-                    return null;
-                }
-                throw new VerbsException("ibv_get_async_event", errno, name());
+            if (rc != 0 && FdWaiter.nonePending(Native.errno(capture), "ibv_get_async_event", name())) {
+                return null;
             }
             // acknowledged whatever happens: destroying the object it names waits for it
             try {

@@ -1,5 +1,8 @@
 package dev.verbs4j.verbs.internal;
 
+import dev.verbs4j.verbs.Errno;
+import dev.verbs4j.verbs.VerbsException;
+
 import java.time.Duration;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -77,6 +80,17 @@ public final class FdWaiter {
                 lock.unlock();
             }
         }
+    }
+
+    /**
+     * The outcome of a failed non-blocking take of an event: true when {@code errno} says that
+     * none is pending (EAGAIN), else a {@link VerbsException} naming {@code function}.
+     */
+    public static boolean nonePending(int errno, String function, String detail) {
+        if (errno == Errno.EAGAIN) {
+            return true;
+        }
+        throw new VerbsException(function, errno, detail);
     }
 
     /** Wakes the sleepers, now and in every later {@link #sleep}. */
