@@ -577,8 +577,8 @@ public final class RdmaConnection implements AutoCloseable {
         checkNotClosed(what);
         switch (state) {
             case FAILED -> throw failure.rethrown(what);
-            case PEER_CLOSED -> throw RdmaConnectionException.peerDisconnected(what, endEvent);
-            case CONNECTING -> throw new IllegalStateException("not established yet");
+            case PEER_CLOSED -> throw RdmaConnectionException.peerDisconnected(what + " to " + remoteAddress, endEvent);
+            case CONNECTING -> throw new IllegalStateException(what + ": the connection is not established yet");
             default -> { }
         }
     }
@@ -622,7 +622,7 @@ public final class RdmaConnection implements AutoCloseable {
             freeSendSlots.addFirst(s);
             progress();
             checkSendable("send");
-            throw RdmaConnectionException.of(e, "send");
+            throw RdmaConnectionException.of(e, "send to " + remoteAddress);
         }
         window.messageSent(imm);
     }
@@ -731,7 +731,7 @@ public final class RdmaConnection implements AutoCloseable {
                 ended(CmEventType.DISCONNECTED);
             }
         } else {
-            fail(RdmaConnectionException.of(status, send ? "send" : "receive"));
+            fail(RdmaConnectionException.of(status, send ? "send to " + remoteAddress : "receive from " + remoteAddress));
         }
     }
 
