@@ -433,7 +433,7 @@ public final class NaaClient implements AutoCloseable {
                 receives.get(0).wrId(WR_MRSP_RECV).sge(mrspBuffer, 0, (int) half);
                 qp.postReceive(receives, 1);
                 int len = Mrsp.encode(new MrspMessage.Request(entries), mrspBuffer.segment().asSlice(half));
-                sends.get(0).wrId(WR_MRSP_SEND).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
+                sends.reset(0).wrId(WR_MRSP_SEND).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
                         .sge(mrspBuffer, half, len);
                 mrspSendDone = false;
                 mrspAnswer = null;
@@ -475,7 +475,7 @@ public final class NaaClient implements AutoCloseable {
                     if ((r.flags & RegionFlags.INPUT) == 0 || ((r.flags & RegionFlags.SINGLE_SEND) != 0 && rpcs > 0)) {
                         continue;
                     }
-                    SendRequest w = sends.get(n++).wrId(WR_WRITE).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    SendRequest w = sends.reset(n++).wrId(WR_WRITE).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                             .rdma(r.remoteAddress, r.remoteRkey);
                     if (r.bytesToSend > 0) {
                         w.sge(r.mr, 0, (int) r.bytesToSend);
@@ -484,9 +484,9 @@ public final class NaaClient implements AutoCloseable {
                 if (n == 0) {
                     // Nothing to write: a zero-length write-with-imm to NAA region 0 still starts the RPC.
                     Region r0 = params.get(0);
-                    sends.get(n++).wrId(WR_WRITE).rdma(r0.remoteAddress, r0.remoteRkey);
+                    sends.reset(n++).wrId(WR_WRITE).rdma(r0.remoteAddress, r0.remoteRkey);
                 }
-                sends.at(n - 1).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).immediateData(imm);
+                sends.get(n - 1).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).immediateData(imm);
                 writesExpected = n;
                 writesDone = 0;
                 replySeen = false;
@@ -902,7 +902,7 @@ public final class NaaClient implements AutoCloseable {
     private void abortRegionSetup() {
         long half = mrspBuffer.length() / 2;
         int len = Mrsp.encode(new MrspMessage.Error(Mrsp.HOST_ABORT, true), mrspBuffer.segment().asSlice(half));
-        sends.get(0).wrId(WR_MRSP_ABORT).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).sge(mrspBuffer, half, len);
+        sends.reset(0).wrId(WR_MRSP_ABORT).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).sge(mrspBuffer, half, len);
         qp.postSend(sends, 1);
         long until = System.nanoTime() + ABORT_SEND_WAIT_NANOS;
         while (System.nanoTime() < until && !peerDisconnected) {

@@ -375,7 +375,7 @@ final class ServerConnection implements Runnable {
     private void send(MrspMessage m) {
         long half = Mrsp.MAX_MESSAGE;
         int len = Mrsp.encode(m, mrsp.segment().asSlice(half));
-        sends.get(0).wrId(WR_MRSP_SEND).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).sge(mrsp, half, len);
+        sends.reset(0).wrId(WR_MRSP_SEND).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).sge(mrsp, half, len);
         machine.moveTo(NaaState.MRSP_SENDING);
         qp.postSend(sends, 1);
     }
@@ -427,7 +427,7 @@ final class ServerConnection implements Runnable {
         if (code == 0) {
             for (ServerRegion r : params) {
                 if ((r.flags() & RegionFlags.OUTPUT) != 0) {
-                    SendRequest w = sends.get(n++).wrId(WR_WRITE).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+                    SendRequest w = sends.reset(n++).wrId(WR_WRITE).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                             .rdma(r.hostAddress(), r.hostRkey());
                     if (r.size() > 0) {
                         w.sge(r.mr(), 0, (int) r.size());
@@ -438,9 +438,9 @@ final class ServerConnection implements Runnable {
         if (n == 0) {
             // An error, or no output region: a zero-length write-with-imm to the host's region 0.
             ServerRegion r0 = params.isEmpty() ? null : params.get(0);
-            sends.get(n++).wrId(WR_WRITE).rdma(r0 == null ? 0 : r0.hostAddress(), r0 == null ? 0 : r0.hostRkey());
+            sends.reset(n++).wrId(WR_WRITE).rdma(r0 == null ? 0 : r0.hostAddress(), r0 == null ? 0 : r0.hostRkey());
         }
-        sends.at(n - 1).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
+        sends.get(n - 1).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
                 .immediateData(Immediate.reply(code));
         writesPending = n;
         machine.moveTo(NaaState.DATA_SENDING);

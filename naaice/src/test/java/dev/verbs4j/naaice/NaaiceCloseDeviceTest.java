@@ -143,7 +143,7 @@ class NaaiceCloseDeviceTest {
                                 }
                             }
                             int len = Mrsp.encode(new MrspMessage.Advertise(entries), buf.segment().asSlice(C_BUFFER));
-                            send.get(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
+                            send.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
                                     .sge(buf, C_BUFFER, len);
                             t.advertiseNanos = System.nanoTime();
                             qp.postSend(send, 1);

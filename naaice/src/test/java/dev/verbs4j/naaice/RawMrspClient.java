@@ -97,7 +97,7 @@ final class RawMrspClient implements AutoCloseable {
             receivePosted = true;
         }
         MemorySegment.copy(MemorySegment.ofArray(message), 0, buffer.segment(), BUFFER, message.length);
-        var w = sends.get(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED);
+        var w = sends.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED);
         if (message.length > 0) {
             w.sge(buffer, BUFFER, message.length); // none: a zero-length SEND
         }

@@ -283,7 +283,7 @@ public final class CmVerbs extends NativeResource {
     }
 
     private SendRequest request(long context, Opcode opcode, MemorySegment buffer, MemoryRegion mr, int flags) {
-        SendRequest wr = send.get(0).wrId(context).opcode(opcode).flags(flags);
+        SendRequest wr = send.reset(0).wrId(context).opcode(opcode).flags(flags);
         if (mr == null) {
             wr.inline(buffer);
         } else {

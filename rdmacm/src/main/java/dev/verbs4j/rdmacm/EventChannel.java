@@ -9,10 +9,10 @@ import dev.verbs4j.bindings.rdma_event_channel;
 import dev.verbs4j.bindings.rdma_ud_param;
 import dev.verbs4j.rdmacm.internal.Cma;
 import dev.verbs4j.verbs.AddressVector;
-import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.Gid;
 import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.VerbsException;
+import dev.verbs4j.verbs.internal.FdWaiter;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Library;
 import dev.verbs4j.verbs.internal.Native;
@@ -43,19 +43,17 @@ public final class EventChannel extends NativeResource {
 
     private final MemorySegment channel;
     private final int fd;
-    private final int wakeFd;
-    private final int[] pollFds;
+    /** The threads sleeping on {@link #fd}: {@link #destroy} wakes them and waits until they have left. */
+    private final FdWaiter waiter;
     /**
      * The ids whose native object names this channel, from their creation (or migration here)
      * until {@code rdma_destroy_id} returned (or they migrated away): {@link #destroy} waits
      * until it is empty, also for an id that another thread is still destroying.
      */
     private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
-    /** Threads sleeping in poll() on {@link #fd} and {@link #wakeFd}: {@link #destroy} wakes them and waits. */
-    private final ReentrantLock waitLock = new ReentrantLock();
-    /** Signalled when the last waiter has left, and when the last id has gone. */
-    private final Condition idle = waitLock.newCondition();
-    private int waiters;
+    private final ReentrantLock idsLock = new ReentrantLock();
+    /** Signalled when the last id has gone. */
+    private final Condition idle = idsLock.newCondition();
     /**
      * {@code rdma_get_cm_event} works on the queue pair of some events' ids (CONNECT_RESPONSE moves
      * it to RTR and RTS, REJECTED to ERR, MULTICAST_JOIN attaches it): taking an event holds this
@@ -71,12 +69,11 @@ public final class EventChannel extends NativeResource {
         this.fd = rdma_event_channel.fd(channel);
         try {
             Libc.setNonBlocking(fd, true);
-            this.wakeFd = Libc.eventfd();
+            this.waiter = new FdWaiter(fd);
         } catch (RuntimeException e) {
             Cma.callVoid(Cma.DESTROY_EVENT_CHANNEL, channel);
             throw e;
         }
-        this.pollFds = new int[]{fd, wakeFd};
     }
 
     /**
@@ -118,18 +115,7 @@ public final class EventChannel extends NativeResource {
      * @throws IllegalStateException when the channel is closed, also while waiting
      */
     public CmEvent getEvent(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            CmEvent event = tryGetEvent();
-            if (event != null) {
-                return event;
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return null;
-            }
-            awaitReadable((int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
-        }
+        return waiter.await(timeout, this::tryGetEvent);
     }
 
     /**
@@ -138,32 +124,14 @@ public final class EventChannel extends NativeResource {
      * which {@link #destroy} closes only once every sleeper has left.
      */
     void awaitReadable(int timeoutMillis) {
-        waitLock.lock();
-        try {
-            waiters++;
-        } finally {
-            waitLock.unlock();
-        }
-        try {
-            // a close that began before the count went up sees this waiter; one that began after it is seen here
-            if (!isClosed()) {
-                Libc.pollReadable(pollFds, timeoutMillis);
-            }
-        } finally {
-            waitLock.lock();
-            try {
-                if (--waiters == 0) {
-                    idle.signalAll();
-                }
-            } finally {
-                waitLock.unlock();
-            }
+        if (!isClosed()) {
+            waiter.sleep(timeoutMillis);
         }
     }
 
-    /** Wakes the threads in {@link #awaitReadable}, now and in every later call (the wake-up stays readable). */
+    /** Wakes the threads in {@link #awaitReadable}, now and in every later call. */
     void wake() {
-        Libc.signal(wakeFd);
+        waiter.wake();
     }
 
     /** Holds the channel open for a call that uses it: until the returned {@link Use} is closed, its close waits. */
@@ -185,11 +153,8 @@ public final class EventChannel extends NativeResource {
                 try (Arena arena = Arena.ofConfined()) {
                     MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
                     int rc = Cma.callErrno(Cma.GET_CM_EVENT, channel, out);
-                    if (rc < 0) {
-                        if (-rc == Errno.EAGAIN) {
-                            return null;
-                        }
-                        throw new VerbsException("rdma_get_cm_event", -rc, describe());
+                    if (rc < 0 && FdWaiter.nonePending(-rc, "rdma_get_cm_event", describe())) {
+                        return null;
                     }
                     native_ = Native.sized(out.get(ValueLayout.ADDRESS, 0), rdma_cm_event.sizeof());
                 } finally {
@@ -294,11 +259,11 @@ public final class EventChannel extends NativeResource {
     void unregister(long address) {
         ids.remove(address);
         if (ids.isEmpty()) {
-            waitLock.lock();
+            idsLock.lock();
             try {
                 idle.signalAll();
             } finally {
-                waitLock.unlock();
+                idsLock.unlock();
             }
         }
     }
@@ -318,17 +283,16 @@ public final class EventChannel extends NativeResource {
      */
     @Override
     protected void destroy() {
-        Libc.signal(wakeFd);
-        waitLock.lock();
+        waiter.close();
+        idsLock.lock();
         try {
-            while (waiters > 0 || !ids.isEmpty()) {
+            while (!ids.isEmpty()) {
                 idle.awaitUninterruptibly();
             }
         } finally {
-            waitLock.unlock();
+            idsLock.unlock();
         }
         Cma.callVoid(Cma.DESTROY_EVENT_CHANNEL, channel);
-        Libc.close(wakeFd);
     }
 
     @Override

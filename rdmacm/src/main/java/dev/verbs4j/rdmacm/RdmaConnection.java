@@ -106,12 +106,7 @@ public final class RdmaConnection implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RdmaConnection.class.getName());
     private static final long SEND_TAG = 1L << 40;
     private static final long CONTROL_TAG = 1L << 41;
-    /** Receives reserved for credit updates (the peer's credit-update credits). */
-    private static final int CONTROL_SLOTS = 1;
-    private static final int IMM_CONTROL = 1 << 31;
-    private static final int IMM_CREDITS = 0xffff;
-    private static final int IMM_ACKS_SHIFT = 16;
-    private static final int IMM_ACKS = 0x7fff;
+    private static final int CONTROL_SLOTS = CreditWindow.CONTROL_SLOTS;
 
     private enum State { CONNECTING, OPEN, PEER_CLOSED, FAILED }
 
@@ -133,18 +128,8 @@ public final class RdmaConnection implements AutoCloseable {
     private final Condition progressed = lock.newCondition();
     private final ArrayDeque<Integer> freeSendSlots = new ArrayDeque<>();
     private final ArrayDeque<long[]> arrived = new ArrayDeque<>();
-    /** Credit updates are due once this many receives were posted again without being returned. */
-    private final int returnThreshold;
-    /** Messages this side may still send: receives the peer has posted for them. */
-    private int credits;
-    /** Credit updates this side may still send: reserved receives of the peer. */
-    private int controlCredits = CONTROL_SLOTS;
-    /** Credit updates posted whose send has not completed. */
-    private int controlInFlight;
-    /** Message receives posted (again) and not yet returned to the peer as credits. */
-    private int creditsToReturn;
-    /** The peer's credit updates taken and not yet acknowledged. */
-    private int acksToReturn;
+    /** The flow control: credits held and owed (guarded by {@link #lock}). */
+    private final CreditWindow window;
     private EventChannel events;
     private int[] fds;
     private State state = State.CONNECTING;
@@ -170,7 +155,7 @@ public final class RdmaConnection implements AutoCloseable {
         this.id = id;
         this.events = events;
         this.slot = options.maxMessageSize();
-        this.returnThreshold = Math.max(1, options.receiveDepth() / 2);
+        this.window = new CreditWindow(options.receiveDepth());
         int receives = options.receiveDepth() + CONTROL_SLOTS;
         int sends = options.sendDepth() + CONTROL_SLOTS;
         Context context = id.context();
@@ -195,8 +180,7 @@ public final class RdmaConnection implements AutoCloseable {
             for (int i = 0; i < receives; i++) {
                 postReceive(i);
             }
-            // the peer's initial credits, returned by the first credit update once established
-            creditsToReturn = options.receiveDepth();
+            // the peer's initial credits are owed from the start (CreditWindow), returned by the first update
         } catch (RuntimeException e) {
             if (wake >= 0) {
                 Libc.close(wake);
@@ -396,12 +380,12 @@ public final class RdmaConnection implements AutoCloseable {
             while (true) {
                 progress();
                 checkSendable("send");
-                if (!freeSendSlots.isEmpty() && credits > 0) {
+                if (!freeSendSlots.isEmpty() && window.canSend()) {
                     post(message);
                     return;
                 }
                 if (!await(deadline)) {
-                    throw new RdmaTimeoutException(credits == 0
+                    throw new RdmaTimeoutException(!window.canSend()
                             ? "send: the peer posted no receive for another message within " + timeout
                             : "send: no send slot free within " + timeout + " (" + options.sendDepth() + " sends in flight)");
                 }
@@ -434,7 +418,7 @@ public final class RdmaConnection implements AutoCloseable {
         try {
             progress();
             checkSendable("trySend");
-            if (freeSendSlots.isEmpty() || credits == 0) {
+            if (freeSendSlots.isEmpty() || !window.canSend()) {
                 return false;
             }
             post(message);
@@ -593,8 +577,8 @@ public final class RdmaConnection implements AutoCloseable {
         checkNotClosed(what);
         switch (state) {
             case FAILED -> throw failure.rethrown(what);
-            case PEER_CLOSED -> throw RdmaConnectionException.peerDisconnected(what, endEvent);
-            case CONNECTING -> throw new IllegalStateException("not established yet");
+            case PEER_CLOSED -> throw RdmaConnectionException.peerDisconnected(what + " to " + remoteAddress, endEvent);
+            case CONNECTING -> throw new IllegalStateException(what + ": the connection is not established yet");
             default -> { }
         }
     }
@@ -612,7 +596,7 @@ public final class RdmaConnection implements AutoCloseable {
             MemorySegment.copy(receiveRing.segment(), (long) s * slot, buffer, 0, len);
             arrived.pollFirst();
             if (state == State.OPEN && repost(s)) {
-                creditsToReturn++;
+                window.receiveReposted();
                 returnCredits();
             }
             return len;
@@ -629,25 +613,18 @@ public final class RdmaConnection implements AutoCloseable {
         int s = freeSendSlots.pollFirst();
         int len = (int) message.byteSize();
         MemorySegment.copy(message, 0, sendRing.segment(), (long) s * slot, len);
-        int returned = creditsToReturn;
-        int acks = acksToReturn;
-        sendRequests.get(0).wrId(SEND_TAG | s).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
-                .immediateData(immediate(returned, acks, false)).sge(sendRing, (long) s * slot, len);
+        int imm = window.messageImmediate();
+        sendRequests.reset(0).wrId(SEND_TAG | s).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+                .immediateData(imm).sge(sendRing, (long) s * slot, len);
         try {
             qp.postSend(sendRequests, 1);
         } catch (VerbsException e) {
             freeSendSlots.addFirst(s);
             progress();
             checkSendable("send");
-            throw RdmaConnectionException.of(e, "send");
+            throw RdmaConnectionException.of(e, "send to " + remoteAddress);
         }
-        credits--;
-        creditsToReturn -= returned;
-        acksToReturn -= acks;
-    }
-
-    private static int immediate(int returned, int acks, boolean control) {
-        return (control ? IMM_CONTROL : 0) | (acks & IMM_ACKS) << IMM_ACKS_SHIFT | (returned & IMM_CREDITS);
+        window.messageSent(imm);
     }
 
     /**
@@ -655,14 +632,12 @@ public final class RdmaConnection implements AutoCloseable {
      * reserved receive free for it.
      */
     private void returnCredits() {
-        if (creditsToReturn < returnThreshold || controlCredits == 0 || controlInFlight >= CONTROL_SLOTS
-                || state != State.OPEN || closing || released) {
+        if (!window.updateDue() || state != State.OPEN || closing || released) {
             return;
         }
-        int returned = creditsToReturn;
-        int acks = acksToReturn;
-        sendRequests.get(0).wrId(CONTROL_TAG).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
-                .immediateData(immediate(returned, acks, true));
+        int imm = window.updateImmediate();
+        sendRequests.reset(0).wrId(CONTROL_TAG).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+                .immediateData(imm);
         try {
             qp.postSend(sendRequests, 1);
         } catch (VerbsException e) {
@@ -670,10 +645,7 @@ public final class RdmaConnection implements AutoCloseable {
             LOG.log(System.Logger.Level.DEBUG, "credit update not sent: {0}", e.getMessage());
             return;
         }
-        controlCredits--;
-        controlInFlight++;
-        creditsToReturn -= returned;
-        acksToReturn -= acks;
+        window.updateSent(imm);
     }
 
     private void postReceive(int s) {
@@ -734,19 +706,17 @@ public final class RdmaConnection implements AutoCloseable {
         boolean send = control || (wrId & SEND_TAG) != 0;
         int s = (int) (wrId & 0xffff_ffffL);
         if (control) {
-            controlInFlight--;
+            window.updateCompleted();
         } else if (send) {
             freeSendSlots.addLast(s);
         }
         if (wc.isSuccess()) {
             if (!send) {
                 int imm = (wc.flags() & WorkCompletion.FLAG_WITH_IMM) != 0 ? wc.immediateData() : 0;
-                credits += imm & IMM_CREDITS;
-                controlCredits += (imm >>> IMM_ACKS_SHIFT) & IMM_ACKS;
-                if ((imm & IMM_CONTROL) != 0) {
+                if (window.received(imm)) {
                     // the peer's update may arrive before this side saw ESTABLISHED
                     if ((state == State.OPEN || state == State.CONNECTING) && repost(s)) {
-                        acksToReturn++;
+                        window.updateReceiveReposted();
                     }
                 } else {
                     arrived.addLast(new long[]{s, wc.byteLength()});
@@ -761,7 +731,7 @@ public final class RdmaConnection implements AutoCloseable {
                 ended(CmEventType.DISCONNECTED);
             }
         } else {
-            fail(RdmaConnectionException.of(status, send ? "send" : "receive"));
+            fail(RdmaConnectionException.of(status, send ? "send to " + remoteAddress : "receive from " + remoteAddress));
         }
     }
 

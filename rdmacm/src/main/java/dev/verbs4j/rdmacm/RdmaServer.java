@@ -1,7 +1,6 @@
 package dev.verbs4j.rdmacm;
 
 import dev.verbs4j.verbs.VerbsException;
-import dev.verbs4j.verbs.internal.Libc;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -12,7 +11,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A listening RDMA endpoint, the server socket of this library: it binds a connection manager id
@@ -84,7 +82,6 @@ public final class RdmaServer implements AutoCloseable {
     private final int backlog;
     private final Duration connectTimeout;
     private final InetSocketAddress localAddress;
-    private final int wakeFd;
     private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
     private final Map<CmId, Pending> pending = new HashMap<>();
     private final Thread dispatcher;
@@ -103,13 +100,11 @@ public final class RdmaServer implements AutoCloseable {
         } catch (VerbsException e) {
             throw RdmaConnectionException.of(e, what);
         }
-        int wake = -1;
         try {
             this.listener = channel.createId(PortSpace.TCP);
             listener.bind(local);
             listener.listen(backlog);
             this.localAddress = listener.localAddress();
-            wake = Libc.eventfd();
         } catch (VerbsException e) {
             channel.close();
             throw RdmaConnectionException.of(e, what);
@@ -117,7 +112,6 @@ public final class RdmaServer implements AutoCloseable {
             channel.close();
             throw e;
         }
-        this.wakeFd = wake;
         this.dispatcher = Thread.ofPlatform().daemon().name("rdma-server " + localAddress).start(this::dispatch);
     }
 
@@ -205,7 +199,7 @@ public final class RdmaServer implements AutoCloseable {
     private void dispatch() {
         try {
             while (!closing) {
-                Libc.pollReadable(new int[]{channel.fd(), wakeFd}, 250);
+                channel.awaitReadable(250);
                 if (closing) {
                     break;
                 }
@@ -351,18 +345,14 @@ public final class RdmaServer implements AutoCloseable {
             return;
         }
         closing = true;
-        Libc.signal(wakeFd);
+        // every later sleep on the channel returns at once; ignored once the dispatcher closed it
+        channel.wake();
         try {
             dispatcher.join(TimeUnit.SECONDS.toMillis(30));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        if (!dispatcher.isAlive() && wakeFdOpen.compareAndSet(true, false)) {
-            Libc.close(wakeFd);
-        }
     }
-
-    private final AtomicBoolean wakeFdOpen = new AtomicBoolean(true);
 
     @Override
     public String toString() {

@@ -87,7 +87,7 @@ class CmIdDeviceTest {
 
                 MemoryRegion cmr = cpd.allocateRegion(64, Access.LOCAL_WRITE);
                 cmr.segment().setString(0, "ping over RDMA CM", StandardCharsets.US_ASCII);
-                sr.get(0).wrId(9).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(cmr, 0, 64);
+                sr.reset(0).wrId(9).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(cmr, 0, 64);
                 cqp.postSend(sr, 1);
                 long deadline = System.nanoTime() + WAIT.toNanos();
                 int got = 0;

@@ -60,7 +60,7 @@ class UdMulticastDeviceTest {
             byte[] b = text.getBytes(StandardCharsets.US_ASCII);
             MemorySegment.copy(MemorySegment.ofArray(b), 0, mr.segment(), GRH, b.length);
             try (SendRequests sr = new SendRequests(1, 1)) {
-                sr.get(0).wrId(2).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(qp.qpNum())
+                sr.reset(0).wrId(2).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(qp.qpNum())
                         .ud(ah, qpn, qkey).sge(mr, GRH, b.length);
                 qp.postSend(sr, 1);
             }

@@ -3,7 +3,7 @@ package dev.verbs4j.verbs;
 /**
  * How far a device guarantees atomicity of atomic operations ({@code enum ibv_atomic_cap}). Pure value; owns no native memory.
  */
-public enum AtomicCapability {
+public enum AtomicCapability implements IntCoded {
     /** {@code ATOMIC_NONE}. */
     NONE(0, "ATOMIC_NONE"),
     /** {@code ATOMIC_HCA}. */
@@ -22,22 +22,19 @@ public enum AtomicCapability {
     }
 
     /** The C value. */
+    @Override
     public int code() {
         return code;
     }
 
     /** The name the rdma-core tools print for it. */
+    @Override
     public String label() {
         return label;
     }
 
     /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
     public static AtomicCapability of(int code) {
-        for (AtomicCapability v : values()) {
-            if (v.code == code && v != UNKNOWN) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return IntCoded.of(AtomicCapability.class, code, UNKNOWN);
     }
 }

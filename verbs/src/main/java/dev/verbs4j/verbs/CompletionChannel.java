@@ -2,6 +2,7 @@ package dev.verbs4j.verbs;
 
 import dev.verbs4j.bindings.ibv_comp_channel;
 import dev.verbs4j.bindings.rdma_core_h;
+import dev.verbs4j.verbs.internal.FdWaiter;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Native;
@@ -12,7 +13,6 @@ import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -26,9 +26,8 @@ public final class CompletionChannel extends NativeResource {
     private final Context context;
     private final MemorySegment channel;
     private final int fd;
-    private final int wakeFd;
+    private final FdWaiter waiter;
     private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
-    private final AtomicInteger waiters = new AtomicInteger();
     private final ReentrantLock eventLock = new ReentrantLock();
 
     CompletionChannel(Context context) {
@@ -39,7 +38,7 @@ public final class CompletionChannel extends NativeResource {
                     ibv_comp_channel.sizeof(), context.handle());
             this.fd = ibv_comp_channel.fd(channel);
             Libc.setNonBlocking(fd, true);
-            this.wakeFd = Libc.eventfd();
+            this.waiter = new FdWaiter(fd);
             attach();
         }
     }
@@ -57,27 +56,7 @@ public final class CompletionChannel extends NativeResource {
      * @throws IllegalStateException when the channel is closed, also while waiting
      */
     public CompletionQueue await(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        waiters.incrementAndGet();
-        try {
-            while (true) {
-                ensureOpen();
-                CompletionQueue cq = tryGetEvent();
-                if (cq != null) {
-                    return cq;
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return null;
-                }
-                int ready = Libc.pollReadable(new int[]{fd, wakeFd}, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
-                if (ready == 1) {
-                    ensureOpen();
-                }
-            }
-        } finally {
-            waiters.decrementAndGet();
-        }
+        return waiter.await(timeout, this::tryGetEvent);
     }
 
     /** Returns the queue of a pending event without blocking, or null when there is none. */
@@ -95,12 +74,8 @@ public final class CompletionChannel extends NativeResource {
                     } catch (Throwable t) {
                         throw Ibv.unchecked(t);
                     }
-                    if (rc != 0) {
-                        int errno = Native.errno(capture);
-                        if (errno == Errno.EAGAIN) {
-                            return null;
-                        }
-                        throw new VerbsException("ibv_get_cq_event", errno, context.name());
+                    if (rc != 0 && FdWaiter.nonePending(Native.errno(capture), "ibv_get_cq_event", context.name())) {
+                        return null;
                     }
                     MemorySegment cqPointer = cqOut.get(ValueLayout.ADDRESS, 0);
                     CompletionQueue cq = queues.get(cqPointer.address());
@@ -150,17 +125,8 @@ public final class CompletionChannel extends NativeResource {
 
     @Override
     protected void destroy() {
-        Libc.signal(wakeFd);
-        long until = System.nanoTime() + 5_000_000_000L;
-        while (waiters.get() > 0 && System.nanoTime() < until) {
-            Thread.onSpinWait();
-            Thread.yield();
-        }
-        try {
-            Ibv.check(rdma_core_h.ibv_destroy_comp_channel(channel), "ibv_destroy_comp_channel", context.name());
-        } finally {
-            Libc.close(wakeFd);
-        }
+        waiter.close();
+        Ibv.check(rdma_core_h.ibv_destroy_comp_channel(channel), "ibv_destroy_comp_channel", context.name());
     }
 
     @Override

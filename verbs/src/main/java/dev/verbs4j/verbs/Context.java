@@ -10,6 +10,7 @@ import dev.verbs4j.bindings.verbs_context;
 import dev.verbs4j.bindings.ibv_async_event;
 import dev.verbs4j.bindings.ibv_qp;
 import dev.verbs4j.verbs.internal.ExtendedOps;
+import dev.verbs4j.verbs.internal.FdWaiter;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Library;
 import dev.verbs4j.verbs.internal.Ibv;
@@ -22,7 +23,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.List;
 import java.util.Optional;
 
@@ -39,8 +39,7 @@ public final class Context extends NativeResource {
     private final Device device;
     private final MemorySegment context;
     private final Map<Long, NativeResource> objects = new ConcurrentHashMap<>();
-    private final AtomicInteger asyncWaiters = new AtomicInteger();
-    private final int wakeFd;
+    private final FdWaiter asyncWaiter;
 
     private final boolean owned;
 
@@ -49,8 +48,8 @@ public final class Context extends NativeResource {
         this.device = device;
         this.owned = owned;
         this.context = context;
-        this.wakeFd = Libc.eventfd();
         Libc.setNonBlocking(ibv_context.async_fd(context), true);
+        this.asyncWaiter = new FdWaiter(ibv_context.async_fd(context));
     }
 
     /**
@@ -311,25 +310,7 @@ public final class Context extends NativeResource {
      * @throws IllegalStateException when the context is closed, also while waiting
      */
     public AsyncEvent awaitAsyncEvent(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        asyncWaiters.incrementAndGet();
-        try {
-            while (true) {
-                ensureOpen();
-                AsyncEvent event = tryGetAsyncEvent();
-                if (event != null) {
-                    return event;
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return null;
-                }
-                Libc.pollReadable(new int[]{ibv_context.async_fd(context), wakeFd},
-                        (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
-            }
-        } finally {
-            asyncWaiters.decrementAndGet();
-        }
+        return asyncWaiter.await(timeout, this::tryGetAsyncEvent);
     }
 
     private AsyncEvent tryGetAsyncEvent() {
@@ -342,12 +323,8 @@ public final class Context extends NativeResource {
             } catch (Throwable t) {
                 throw Ibv.unchecked(t);
             }
-            if (rc != 0) {
-                int errno = Native.errno(capture);
-                if (errno == Errno.EAGAIN) {
-                    return null;
-                }
-                throw new VerbsException("ibv_get_async_event", errno, name());
+            if (rc != 0 && FdWaiter.nonePending(Native.errno(capture), "ibv_get_async_event", name())) {
+                return null;
             }
             // acknowledged whatever happens: destroying the object it names waits for it
             try {
@@ -434,12 +411,7 @@ public final class Context extends NativeResource {
 
     @Override
     protected void destroy() {
-        Libc.signal(wakeFd);
-        long until = System.nanoTime() + 5_000_000_000L;
-        while (asyncWaiters.get() > 0 && System.nanoTime() < until) {
-            Thread.yield();
-        }
-        Libc.close(wakeFd);
+        asyncWaiter.close();
         if (owned) {
             int rc = rdma_core_h.ibv_close_device(context);
             Ibv.check(rc, "ibv_close_device", name());

@@ -45,6 +45,50 @@ public final class ExtendedQueuePair {
             Native.downcallPointer(ibv_qp_ex.wr_set_inline_data.descriptor(), true);
     private static final MethodHandle WR_SET_UD_ADDR = Native.downcallPointer(ibv_qp_ex.wr_set_ud_addr.descriptor(), true);
     private static final MethodHandle WR_COMPLETE = Native.downcallPointer(ibv_qp_ex.wr_complete.descriptor(), true);
+    private static final MemorySegment NO_SEGMENT = MemorySegment.NULL;
+    /**
+     * The operations {@link #call} makes: lambdas that capture nothing, one object each, with
+     * block bodies so that each {@code invokeExact} is a call returning void.
+     */
+    private static final Downcall SEND = (op, qpx, s, i, a, b, c) -> {
+        WR_SEND.invokeExact(op, qpx);
+    };
+    private static final Downcall SEND_IMM = (op, qpx, s, i, a, b, c) -> {
+        WR_SEND_IMM.invokeExact(op, qpx, i);
+    };
+    private static final Downcall SEND_INV = (op, qpx, s, i, a, b, c) -> {
+        WR_SEND_INV.invokeExact(op, qpx, i);
+    };
+    private static final Downcall RDMA_WRITE = (op, qpx, s, i, a, b, c) -> {
+        WR_RDMA_WRITE.invokeExact(op, qpx, i, a);
+    };
+    private static final Downcall RDMA_WRITE_IMM = (op, qpx, s, i, a, b, c) -> {
+        WR_RDMA_WRITE_IMM.invokeExact(op, qpx, i, a, (int) b);
+    };
+    private static final Downcall RDMA_READ = (op, qpx, s, i, a, b, c) -> {
+        WR_RDMA_READ.invokeExact(op, qpx, i, a);
+    };
+    private static final Downcall ATOMIC_CMP_SWP = (op, qpx, s, i, a, b, c) -> {
+        WR_ATOMIC_CMP_SWP.invokeExact(op, qpx, i, a, b, c);
+    };
+    private static final Downcall ATOMIC_FETCH_ADD = (op, qpx, s, i, a, b, c) -> {
+        WR_ATOMIC_FETCH_ADD.invokeExact(op, qpx, i, a, b);
+    };
+    private static final Downcall LOCAL_INV = (op, qpx, s, i, a, b, c) -> {
+        WR_LOCAL_INV.invokeExact(op, qpx, i);
+    };
+    private static final Downcall SET_SGE = (op, qpx, s, i, a, b, c) -> {
+        WR_SET_SGE.invokeExact(op, qpx, i, a, (int) b);
+    };
+    private static final Downcall SET_INLINE_DATA = (op, qpx, s, i, a, b, c) -> {
+        WR_SET_INLINE_DATA.invokeExact(op, qpx, s, a);
+    };
+    private static final Downcall SET_UD_ADDR = (op, qpx, s, i, a, b, c) -> {
+        WR_SET_UD_ADDR.invokeExact(op, qpx, s, i, (int) a);
+    };
+    private static final Downcall ABORT = (op, qpx, s, i, a, b, c) -> {
+        WR_ABORT.invokeExact(op, qpx);
+    };
     private static final long WR_ID = ibv_qp_ex.wr_id$offset();
     private static final long WR_FLAGS = ibv_qp_ex.wr_flags$offset();
     private static final VarHandle OWNER;
@@ -150,118 +194,59 @@ public final class ExtendedQueuePair {
 
     /** Adds a SEND ({@code ibv_wr_send()}). */
     public ExtendedQueuePair send() {
-        MemorySegment op = operation(sendOp, "SEND");
-        try {
-            WR_SEND.invokeExact(op, qpx);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(operation(sendOp, "SEND"), null, SEND, NO_SEGMENT, 0, 0, 0, 0);
         return this;
     }
 
     /** Adds a SEND_WITH_IMM; {@code immediate} in host order ({@code ibv_wr_send_imm()}). */
     public ExtendedQueuePair sendWithImmediate(int immediate) {
-        MemorySegment op = operation(sendWithImmediateOp, "SEND_WITH_IMM");
-        try {
-            WR_SEND_IMM.invokeExact(op, qpx, Integer.reverseBytes(immediate));
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(operation(sendWithImmediateOp, "SEND_WITH_IMM"), null, SEND_IMM, NO_SEGMENT, Integer.reverseBytes(immediate),
+                0, 0, 0);
         return this;
     }
 
     /** Adds a SEND_WITH_INV ({@code ibv_wr_send_inv()}). */
     public ExtendedQueuePair sendWithInvalidate(int invalidateRkey) {
-        MemorySegment op = operation(sendWithInvalidateOp, "SEND_WITH_INV");
-        try {
-            WR_SEND_INV.invokeExact(op, qpx, invalidateRkey);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(operation(sendWithInvalidateOp, "SEND_WITH_INV"), null, SEND_INV, NO_SEGMENT, invalidateRkey, 0, 0, 0);
         return this;
     }
 
     /** Adds an RDMA_WRITE ({@code ibv_wr_rdma_write()}). */
     public ExtendedQueuePair rdmaWrite(int rkey, long remoteAddress) {
-        MemorySegment op = operation(rdmaWriteOp, "RDMA_WRITE");
-        try {
-            WR_RDMA_WRITE.invokeExact(op, qpx, rkey, remoteAddress);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(operation(rdmaWriteOp, "RDMA_WRITE"), null, RDMA_WRITE, NO_SEGMENT, rkey, remoteAddress, 0, 0);
         return this;
     }
 
     /** Adds an RDMA_WRITE_WITH_IMM ({@code ibv_wr_rdma_write_imm()}). */
     public ExtendedQueuePair rdmaWriteWithImmediate(int rkey, long remoteAddress, int immediate) {
-        MemorySegment op = operation(rdmaWriteWithImmediateOp, "RDMA_WRITE_WITH_IMM");
-        try {
-            WR_RDMA_WRITE_IMM.invokeExact(op, qpx, rkey, remoteAddress, Integer.reverseBytes(immediate));
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(operation(rdmaWriteWithImmediateOp, "RDMA_WRITE_WITH_IMM"), null, RDMA_WRITE_IMM, NO_SEGMENT, rkey,
+                remoteAddress, Integer.reverseBytes(immediate), 0);
         return this;
     }
 
     /** Adds an RDMA_READ ({@code ibv_wr_rdma_read()}). */
     public ExtendedQueuePair rdmaRead(int rkey, long remoteAddress) {
-        MemorySegment op = operation(rdmaReadOp, "RDMA_READ");
-        try {
-            WR_RDMA_READ.invokeExact(op, qpx, rkey, remoteAddress);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(operation(rdmaReadOp, "RDMA_READ"), null, RDMA_READ, NO_SEGMENT, rkey, remoteAddress, 0, 0);
         return this;
     }
 
     /** Adds an ATOMIC_CMP_AND_SWP ({@code ibv_wr_atomic_cmp_swp()}). */
     public ExtendedQueuePair atomicCompareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
-        MemorySegment op = operation(atomicCompareAndSwapOp, "ATOMIC_CMP_AND_SWP");
-        try {
-            WR_ATOMIC_CMP_SWP.invokeExact(op, qpx, rkey, remoteAddress, compare, swap);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(operation(atomicCompareAndSwapOp, "ATOMIC_CMP_AND_SWP"), null, ATOMIC_CMP_SWP, NO_SEGMENT, rkey,
+                remoteAddress, compare, swap);
         return this;
     }
 
     /** Adds an ATOMIC_FETCH_AND_ADD ({@code ibv_wr_atomic_fetch_add()}). */
     public ExtendedQueuePair atomicFetchAndAdd(int rkey, long remoteAddress, long add) {
-        MemorySegment op = operation(atomicFetchAndAddOp, "ATOMIC_FETCH_AND_ADD");
-        try {
-            WR_ATOMIC_FETCH_ADD.invokeExact(op, qpx, rkey, remoteAddress, add);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(operation(atomicFetchAndAddOp, "ATOMIC_FETCH_AND_ADD"), null, ATOMIC_FETCH_ADD, NO_SEGMENT, rkey,
+                remoteAddress, add, 0);
         return this;
     }
 
     /** Adds a LOCAL_INV ({@code ibv_wr_local_inv()}). */
     public ExtendedQueuePair localInvalidate(int invalidateRkey) {
-        MemorySegment op = operation(localInvalidateOp, "LOCAL_INV");
-        try {
-            WR_LOCAL_INV.invokeExact(op, qpx, invalidateRkey);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(operation(localInvalidateOp, "LOCAL_INV"), null, LOCAL_INV, NO_SEGMENT, invalidateRkey, 0, 0, 0);
         return this;
     }
 
@@ -270,22 +255,8 @@ public final class ExtendedQueuePair {
      * ({@code ibv_wr_set_sge()}); the region is held while the provider reads it.
      */
     public ExtendedQueuePair setSge(MemoryRegion mr, long offset, int length) {
-        MemorySegment op = setter(setSgeOp, "wr_set_sge");
-        try {
-            mr.enterCall();
-            try {
-                if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
-                    throw SendRequest.outside(mr, offset, length);
-                }
-                WR_SET_SGE.invokeExact(op, qpx, mr.lkey(), mr.address() + offset, length);
-            } finally {
-                mr.exitCall();
-            }
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        // the range is checked by call() once the region is held
+        call(setter(setSgeOp, "wr_set_sge"), mr, SET_SGE, NO_SEGMENT, mr.lkey(), mr.address() + offset, length, offset);
         return this;
     }
 
@@ -294,15 +265,8 @@ public final class ExtendedQueuePair {
         if (!data.isNative()) {
             throw new IllegalArgumentException("inline data must be native memory");
         }
-        MemorySegment op = setter(setInlineDataOp, "wr_set_inline_data");
-        try {
-            // the segment is held by the downcall itself for the copy
-            WR_SET_INLINE_DATA.invokeExact(op, qpx, data, data.byteSize());
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        // the segment is held by the downcall itself for the copy
+        call(setter(setInlineDataOp, "wr_set_inline_data"), null, SET_INLINE_DATA, data, 0, data.byteSize(), 0, 0);
         return this;
     }
 
@@ -311,19 +275,7 @@ public final class ExtendedQueuePair {
      * copies what it needs of {@code ah} now, while it is held.
      */
     public ExtendedQueuePair setUdAddress(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        MemorySegment op = setter(setUdAddrOp, "wr_set_ud_addr");
-        try {
-            ah.enterCall();
-            try {
-                WR_SET_UD_ADDR.invokeExact(op, qpx, ah.handle(), remoteQpn, remoteQkey);
-            } finally {
-                ah.exitCall();
-            }
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitCall();
-        }
+        call(setter(setUdAddrOp, "wr_set_ud_addr"), ah, SET_UD_ADDR, null, remoteQpn, remoteQkey, 0, 0);
         return this;
     }
 
@@ -331,12 +283,9 @@ public final class ExtendedQueuePair {
     public void abort() {
         MemorySegment op = setter(abortOp, "wr_abort");
         try {
-            WR_ABORT.invokeExact(op, qpx);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
+            call(op, null, ABORT, NO_SEGMENT, 0, 0, 0, 0);
         } finally {
             owner = null;
-            qp.exitCall();
         }
     }
 
@@ -358,6 +307,45 @@ public final class ExtendedQueuePair {
         }
         if (rc != 0) {
             throw new VerbsException("ibv_wr_complete", Math.abs(rc), qp.toString());
+        }
+    }
+
+    /**
+     * One {@code ibv_wr_*} downcall, taking what it needs of the arguments passed: a segment, an
+     * int and three longs. Each operation is a lambda that captures nothing, so calling one
+     * allocates nothing.
+     */
+    @FunctionalInterface
+    private interface Downcall {
+        void invoke(MemorySegment op, MemorySegment qpx, MemorySegment s, int i, long a, long b, long c) throws Throwable;
+    }
+
+    /**
+     * Makes {@code downcall} through {@code op}, which {@link #operation} or {@link #setter} entered
+     * with the queue pair held, and lets go of the queue pair. When {@code held} is given, it is
+     * held around the downcall, which gets its native handle for a null {@code s}; a held memory
+     * region must cover {@code b} bytes (unsigned int) at offset {@code c}.
+     */
+    private void call(MemorySegment op, NativeResource held, Downcall downcall, MemorySegment s, int i, long a, long b,
+                      long c) {
+        try {
+            if (held == null) {
+                downcall.invoke(op, qpx, s, i, a, b, c);
+                return;
+            }
+            held.enterCall();
+            try {
+                if (held instanceof MemoryRegion mr && !mr.covers(c, Integer.toUnsignedLong((int) b))) {
+                    throw WorkRequest.outside(mr, c, (int) b);
+                }
+                downcall.invoke(op, qpx, s == null ? held.handle() : s, i, a, b, c);
+            } finally {
+                held.exitCall();
+            }
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitCall();
         }
     }
 

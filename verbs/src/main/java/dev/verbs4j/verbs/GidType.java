@@ -3,7 +3,7 @@ package dev.verbs4j.verbs;
 /**
  * The type of a GID table entry ({@code enum ibv_gid_type}). Pure value; owns no native memory.
  */
-public enum GidType {
+public enum GidType implements IntCoded {
     /** {@code IB}. */
     IB(0, "IB"),
     /** {@code RoCE v1}. */
@@ -22,22 +22,19 @@ public enum GidType {
     }
 
     /** The C value. */
+    @Override
     public int code() {
         return code;
     }
 
     /** The name the rdma-core tools print for it. */
+    @Override
     public String label() {
         return label;
     }
 
     /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
     public static GidType of(int code) {
-        for (GidType v : values()) {
-            if (v.code == code && v != UNKNOWN) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return IntCoded.of(GidType.class, code, UNKNOWN);
     }
 }

@@ -3,7 +3,7 @@ package dev.verbs4j.verbs;
 /**
  * The link layer under a port ({@code IBV_LINK_LAYER_*}). Pure value; owns no native memory.
  */
-public enum LinkLayer {
+public enum LinkLayer implements IntCoded {
     /** {@code Unspecified}. */
     UNSPECIFIED(0, "Unspecified"),
     /** {@code InfiniBand}. */
@@ -22,22 +22,19 @@ public enum LinkLayer {
     }
 
     /** The C value. */
+    @Override
     public int code() {
         return code;
     }
 
     /** The name the rdma-core tools print for it. */
+    @Override
     public String label() {
         return label;
     }
 
     /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
     public static LinkLayer of(int code) {
-        for (LinkLayer v : values()) {
-            if (v.code == code && v != UNKNOWN) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return IntCoded.of(LinkLayer.class, code, UNKNOWN);
     }
 }

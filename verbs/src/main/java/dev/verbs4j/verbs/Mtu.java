@@ -3,7 +3,7 @@ package dev.verbs4j.verbs;
 /**
  * A path MTU ({@code enum ibv_mtu}). Pure value; owns no native memory.
  */
-public enum Mtu {
+public enum Mtu implements IntCoded {
     /** {@code 256}. */
     MTU_256(1, "256"),
     /** {@code 512}. */
@@ -26,22 +26,19 @@ public enum Mtu {
     }
 
     /** The C value. */
+    @Override
     public int code() {
         return code;
     }
 
     /** The name the rdma-core tools print for it. */
+    @Override
     public String label() {
         return label;
     }
 
     /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
     public static Mtu of(int code) {
-        for (Mtu v : values()) {
-            if (v.code == code && v != UNKNOWN) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return IntCoded.of(Mtu.class, code, UNKNOWN);
     }
 }

@@ -3,7 +3,7 @@ package dev.verbs4j.verbs;
 /**
  * The kind of RDMA node a device is ({@code enum ibv_node_type}). Pure value; owns no native memory.
  */
-public enum NodeType {
+public enum NodeType implements IntCoded {
     /** {@code CA}. */
     CA(1, "CA"),
     /** {@code SWITCH}. */
@@ -30,22 +30,19 @@ public enum NodeType {
     }
 
     /** The C value. */
+    @Override
     public int code() {
         return code;
     }
 
     /** The name the rdma-core tools print for it. */
+    @Override
     public String label() {
         return label;
     }
 
     /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
     public static NodeType of(int code) {
-        for (NodeType v : values()) {
-            if (v.code == code && v != UNKNOWN) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return IntCoded.of(NodeType.class, code, UNKNOWN);
     }
 }

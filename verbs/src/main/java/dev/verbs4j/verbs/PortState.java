@@ -3,7 +3,7 @@ package dev.verbs4j.verbs;
 /**
  * The logical state of a port ({@code enum ibv_port_state}). Pure value; owns no native memory.
  */
-public enum PortState {
+public enum PortState implements IntCoded {
     /** {@code PORT_NOP}. */
     NOP(0, "PORT_NOP"),
     /** {@code PORT_DOWN}. */
@@ -28,22 +28,19 @@ public enum PortState {
     }
 
     /** The C value. */
+    @Override
     public int code() {
         return code;
     }
 
     /** The name the rdma-core tools print for it. */
+    @Override
     public String label() {
         return label;
     }
 
     /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
     public static PortState of(int code) {
-        for (PortState v : values()) {
-            if (v.code == code && v != UNKNOWN) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return IntCoded.of(PortState.class, code, UNKNOWN);
     }
 }

@@ -315,25 +315,45 @@ public final class QueuePair extends NativeResource {
     }
 
     /**
-     * RESET → INIT on {@code port}: connected QPs allow remote read, write and atomics; UD QPs get
-     * {@link #DEFAULT_QKEY}.
+     * RESET → INIT on {@code port}: connected QPs allow remote read, write and atomics ({@link
+     * #initConnected}); UD QPs get {@link #DEFAULT_QKEY} ({@link #initDatagram}).
      */
     public void init(int port) {
-        init(port, type == QpType.UD ? DEFAULT_QKEY : Access.REMOTE_READ | Access.REMOTE_WRITE | Access.REMOTE_ATOMIC);
+        if (type == QpType.UD) {
+            initDatagram(port, DEFAULT_QKEY);
+        } else {
+            initConnected(port, Access.REMOTE_READ | Access.REMOTE_WRITE | Access.REMOTE_ATOMIC);
+        }
     }
 
     /**
-     * RESET → INIT on {@code port}; {@code accessOrQkey} is the remote access ({@link Access}) of a
-     * connected QP or the Q_Key of a UD QP.
+     * RESET → INIT of a connected (not UD) queue pair on {@code port}, allowing the remote
+     * operations of {@code access} ({@link Access}).
+     *
+     * @throws IllegalStateException when this is a UD queue pair, whose INIT takes a Q_Key
      */
-    public void init(int port, int accessOrQkey) {
-        QueuePairAttributes a = new QueuePairAttributes().state(QpState.INIT).pkeyIndex(0).port(port);
+    public void initConnected(int port, int access) {
         if (type == QpType.UD) {
-            a.qkey(accessOrQkey);
-        } else {
-            a.accessFlags(accessOrQkey);
+            throw new IllegalStateException(describe() + " is UD: its INIT takes a Q_Key (initDatagram), not access flags");
         }
-        modify(a);
+        toInit(port, new QueuePairAttributes().accessFlags(access));
+    }
+
+    /**
+     * RESET → INIT of a UD queue pair on {@code port} with Q_Key {@code qkey}.
+     *
+     * @throws IllegalStateException when this is not a UD queue pair, whose INIT takes access flags
+     */
+    public void initDatagram(int port, int qkey) {
+        if (type != QpType.UD) {
+            throw new IllegalStateException(describe() + " is " + type
+                    + ": its INIT takes access flags (initConnected), not a Q_Key");
+        }
+        toInit(port, new QueuePairAttributes().qkey(qkey));
+    }
+
+    private void toInit(int port, QueuePairAttributes a) {
+        modify(a.state(QpState.INIT).pkeyIndex(0).port(port));
         this.port = port;
     }
 
@@ -480,7 +500,7 @@ public final class QueuePair extends NativeResource {
 
     private VerbsException postSendFailure(int rc, SendRequests batch, int count) {
         int bad = batch.chain().badIndex();
-        String request = bad >= 0 ? "work request " + bad + " of " + count + " (" + batch.at(bad).describe() + ")"
+        String request = bad >= 0 ? "work request " + bad + " of " + count + " (" + batch.get(bad).describe() + ")"
                 : count + " work requests";
         return new VerbsException("ibv_post_send", Math.abs(rc), request + " on " + describe() + " in state " + state
                 + " (max_send_wr " + maxSendWr + ", max_send_sge " + maxSendSge + ", max_inline_data " + maxInlineData + ")");

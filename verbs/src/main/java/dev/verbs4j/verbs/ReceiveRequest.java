@@ -1,71 +1,51 @@
 package dev.verbs4j.verbs;
 
-import dev.verbs4j.bindings.ibv_sge;
+import dev.verbs4j.bindings.ibv_recv_wr;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * A view of one {@code struct ibv_recv_wr} in a {@link ReceiveRequests} batch, written in place;
  * the batch remembers the regions it names and checks them when it is posted. Owns no memory.
  */
-public final class ReceiveRequest {
+public final class ReceiveRequest extends WorkRequest {
 
-    private static final long SGE_ADDR = ibv_sge.addr$offset();
-    private static final long SGE_LENGTH = ibv_sge.length$offset();
-    private static final long SGE_LKEY = ibv_sge.lkey$offset();
+    /** The zeros {@link #clear()} copies over a request. */
+    private static final MemorySegment ZEROS = MemorySegment.ofArray(new byte[(int) ibv_recv_wr.sizeof()]);
 
     private final ReceiveRequests batch;
-    private final MemorySegment wrs;
-    private final MemorySegment sges;
-    private final int maxSge;
-    private int index;
-    private long base;
-    private long sgeBase;
 
-    ReceiveRequest(ReceiveRequests batch, MemorySegment wrs, MemorySegment sges, int maxSge) {
+    ReceiveRequest(ReceiveRequests batch) {
+        super(batch);
         this.batch = batch;
-        this.wrs = wrs;
-        this.sges = sges;
-        this.maxSge = maxSge;
     }
 
     ReceiveRequest moveTo(int index) {
-        this.index = index;
-        base = index * ReceiveRequests.WR_SIZE;
-        sgeBase = (long) index * maxSge * ReceiveRequests.SGE_SIZE;
+        position(index);
+        return this;
+    }
+
+    ReceiveRequest clear() {
+        clearFields(ZEROS);
         return this;
     }
 
     /** Sets the id reported back in the work completion. */
     public ReceiveRequest wrId(long id) {
         batch.checkNotPosting();
-        wrs.set(ValueLayout.JAVA_LONG, base + ReceiveRequests.WR_ID, id);
+        writeWrId(id);
         return this;
     }
 
     /**
      * Sets scatter entry {@code index} to {@code length} bytes at {@code offset} in {@code mr} and
      * the entry count to {@code index + 1}.
+     *
+     * @throws IndexOutOfBoundsException when the range is outside the region or index is not below maxSge
+     * @throws IllegalStateException when the region's memory is no longer alive
      */
     public ReceiveRequest sge(int index, MemoryRegion mr, long offset, int length) {
-        if (index < 0 || index >= maxSge) {
-            throw new IndexOutOfBoundsException("scatter entry " + index + ": this batch has " + maxSge + " per request");
-        }
-        if (mr.isClosed()) {
-            throw new IllegalStateException(mr + " is closed");
-        }
-        if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
-            throw SendRequest.outside(mr, offset, length);
-        }
-        batch.checkNotPosting();
-        batch.region(this.index, index, mr);
-        long at = sgeBase + index * ReceiveRequests.SGE_SIZE;
-        sges.set(ValueLayout.JAVA_LONG, at + SGE_ADDR, mr.address() + offset);
-        sges.set(ValueLayout.JAVA_INT, at + SGE_LENGTH, length);
-        sges.set(ValueLayout.JAVA_INT, at + SGE_LKEY, mr.lkey());
-        wrs.set(ValueLayout.JAVA_INT, base + ReceiveRequests.NUM_SGE, index + 1);
-        batch.sgeCount(this.index, index + 1);
+        writeSge(index, mr, offset, length);
         return this;
     }
 
@@ -77,8 +57,7 @@ public final class ReceiveRequest {
     /** Sets no scatter entry at all (for receives that only take immediate data). */
     public ReceiveRequest noSge() {
         batch.checkNotPosting();
-        wrs.set(ValueLayout.JAVA_INT, base + ReceiveRequests.NUM_SGE, 0);
-        batch.sgeCount(index, 0);
+        writeSgeCount(0);
         return this;
     }
 }

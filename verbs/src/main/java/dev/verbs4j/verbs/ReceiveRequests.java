@@ -1,9 +1,7 @@
 package dev.verbs4j.verbs;
 
 import dev.verbs4j.bindings.ibv_recv_wr;
-import dev.verbs4j.bindings.ibv_sge;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
@@ -15,26 +13,9 @@ import java.lang.invoke.MethodHandle;
  * memory region is an {@link IllegalStateException} when posted, and a batch is filled and posted
  * by one thread at a time.
  */
-public final class ReceiveRequests implements AutoCloseable {
+public final class ReceiveRequests extends WorkRequestBatch {
 
-    static final long WR_SIZE = ibv_recv_wr.sizeof();
-    static final long NEXT = ibv_recv_wr.next$offset();
-    static final long SG_LIST = ibv_recv_wr.sg_list$offset();
-    static final long NUM_SGE = ibv_recv_wr.num_sge$offset();
-    static final long WR_ID = ibv_recv_wr.wr_id$offset();
-    static final long SGE_SIZE = ibv_sge.sizeof();
-
-    private final Arena arena;
-    private final MemorySegment wrs;
-    private final MemorySegment sges;
-    private final WorkRequestChain chain;
-    private final int capacity;
-    private final int maxSge;
     private final ReceiveRequest flyweight;
-    private final PostGuard guard;
-    /** The region behind each scatter entry (null: unset). */
-    private final MemoryRegion[] regions;
-    private final int[] sgeCounts;
 
     /** A batch of {@code capacity} receive requests with up to {@code maxSge} entries each. */
     public ReceiveRequests(int capacity, int maxSge) {
@@ -51,48 +32,25 @@ public final class ReceiveRequests implements AutoCloseable {
     }
 
     private ReceiveRequests(int capacity, int maxSge, boolean confined) {
-        if (capacity < 1 || maxSge < 1) {
-            throw new IllegalArgumentException("capacity and maxSge must be at least 1, got " + capacity + ", " + maxSge);
-        }
-        this.capacity = capacity;
-        this.maxSge = maxSge;
-        this.arena = confined ? Arena.ofConfined() : Arena.ofShared();
-        this.wrs = arena.allocate(ibv_recv_wr.layout(), capacity);
-        this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * maxSge);
-        this.chain = new WorkRequestChain(arena, wrs, sges, WR_SIZE, NEXT, SG_LIST, capacity, (long) maxSge * SGE_SIZE);
-        this.flyweight = new ReceiveRequest(this, wrs, sges, maxSge);
-        this.guard = new PostGuard(confined);
-        this.regions = new MemoryRegion[capacity * maxSge];
-        this.sgeCounts = new int[capacity];
+        super(capacity, maxSge, confined, ibv_recv_wr.layout(), ibv_recv_wr.next$offset(), ibv_recv_wr.sg_list$offset());
+        this.flyweight = new ReceiveRequest(this);
     }
 
-    /** How many requests the batch holds. */
-    public int capacity() {
-        return capacity;
-    }
-
-    /** The request at {@code index}; the flyweight is the same object for every index. */
+    /**
+     * The request at {@code index} as it is: what was set before stays. The flyweight is the same
+     * object for every index: fill one request before asking for the next.
+     */
     public ReceiveRequest get(int index) {
-        if (index < 0 || index >= capacity) {
-            throw new IndexOutOfBoundsException("receive request " + index + " of " + capacity);
-        }
+        checkIndex(index, "receive request");
         return flyweight.moveTo(index);
     }
 
-    WorkRequestChain chain() {
-        return chain;
-    }
-
-    void checkNotPosting() {
-        guard.checkNotPosting(this);
-    }
-
-    void region(int index, int entry, MemoryRegion mr) {
-        regions[index * maxSge + entry] = mr;
-    }
-
-    void sgeCount(int index, int count) {
-        sgeCounts[index] = count;
+    /**
+     * Clears the request at {@code index} (id zero, no entries, no region named) and returns it,
+     * to fill it anew; otherwise as {@link #get}.
+     */
+    public ReceiveRequest reset(int index) {
+        return get(index).clear();
     }
 
     /**
@@ -109,8 +67,7 @@ public final class ReceiveRequests implements AutoCloseable {
                 for (int j = 0, n = sgeCounts[i]; j < n; j++) {
                     MemoryRegion mr = regions[base + j];
                     if (mr != null && mr.isClosed()) {
-                        throw new IllegalStateException("receive request " + i + " of " + count + " names " + mr
-                                + ": fill it again before posting");
+                        throw closed("receive request", i, count, mr);
                     }
                 }
             }
@@ -118,10 +75,5 @@ public final class ReceiveRequests implements AutoCloseable {
         } finally {
             guard.end();
         }
-    }
-
-    @Override
-    public void close() {
-        arena.close();
     }
 }

@@ -2,7 +2,6 @@ package dev.verbs4j.verbs;
 
 import dev.verbs4j.bindings.ibv_send_wr;
 import dev.verbs4j.bindings.ibv_mw_bind_info;
-import dev.verbs4j.bindings.ibv_sge;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -13,10 +12,8 @@ import java.lang.foreign.ValueLayout;
  * memory regions, address handle, memory window) are remembered by the batch and checked and held
  * while it is posted; the native pointers to them are written by the post itself. Owns no memory.
  */
-public final class SendRequest {
+public final class SendRequest extends WorkRequest {
 
-    private static final long WR_ID = ibv_send_wr.wr_id$offset();
-    private static final long NUM_SGE = ibv_send_wr.num_sge$offset();
     private static final long OPCODE = ibv_send_wr.opcode$offset();
     private static final long SEND_FLAGS = ibv_send_wr.send_flags$offset();
     private static final long IMM_DATA = ibv_send_wr.imm_data$offset();
@@ -42,41 +39,23 @@ public final class SendRequest {
     private static final long BIND_INFO_ADDR = BIND_INFO + ibv_mw_bind_info.addr$offset();
     private static final long BIND_INFO_LENGTH = BIND_INFO + ibv_mw_bind_info.length$offset();
     private static final long BIND_INFO_ACCESS = BIND_INFO + ibv_mw_bind_info.mw_access_flags$offset();
-    /** Everything after the header (wr_id, next, sg_list) that {@link #clear()} zeroes. */
-    private static final long CLEAR_FROM = NUM_SGE;
+    /** The zeros {@link #clear()} copies over a request. */
     private static final MemorySegment ZEROS = MemorySegment.ofArray(new byte[(int) SendRequests.WR_SIZE]);
-    private static final long SGE_ADDR = ibv_sge.addr$offset();
-    private static final long SGE_LENGTH = ibv_sge.length$offset();
-    private static final long SGE_LKEY = ibv_sge.lkey$offset();
 
     private final SendRequests batch;
-    private final MemorySegment wrs;
-    private final MemorySegment sges;
-    private final int maxSge;
-    private int index;
-    private long base;
-    private long sgeBase;
 
-    SendRequest(SendRequests batch, MemorySegment wrs, MemorySegment sges, int maxSge) {
+    SendRequest(SendRequests batch) {
+        super(batch);
         this.batch = batch;
-        this.wrs = wrs;
-        this.sges = sges;
-        this.maxSge = maxSge;
     }
 
     SendRequest moveTo(int index) {
-        this.index = index;
-        base = index * SendRequests.WR_SIZE;
-        sgeBase = (long) index * maxSge * SendRequests.SGE_SIZE;
+        position(index);
         return this;
     }
 
     SendRequest clear() {
-        batch.checkNotPosting();
-        // copied from a zero block rather than filling a slice: a slice is an object per call
-        MemorySegment.copy(ZEROS, 0, wrs, base + CLEAR_FROM, SendRequests.WR_SIZE - CLEAR_FROM);
-        wrs.set(ValueLayout.JAVA_LONG, base + WR_ID, 0L);
-        batch.forget(index);
+        clearFields(ZEROS);
         return this;
     }
 
@@ -87,7 +66,7 @@ public final class SendRequest {
 
     /** Sets the id reported back in the work completion. */
     public SendRequest wrId(long id) {
-        wrs.set(ValueLayout.JAVA_LONG, base + WR_ID, id);
+        writeWrId(id);
         return this;
     }
 
@@ -128,15 +107,8 @@ public final class SendRequest {
      * @throws IllegalStateException when the region's memory is no longer alive
      */
     public SendRequest sge(int index, MemoryRegion mr, long offset, int length) {
-        checkIndex(index);
-        if (mr.isClosed()) {
-            throw new IllegalStateException(mr + " is closed");
-        }
-        if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
-            throw outside(mr, offset, length);
-        }
-        batch.region(this.index, index, mr);
-        return sge(index, mr.address() + offset, length, mr.lkey());
+        writeSge(index, mr, offset, length);
+        return this;
     }
 
     /** Sets scatter/gather entry 0 to {@code length} bytes at {@code offset} in {@code mr}, one entry in all. */
@@ -154,7 +126,7 @@ public final class SendRequest {
     public SendRequest inline(MemorySegment data) {
         MemorySegment copy = batch.inlineCopy(this.index, data);
         batch.region(this.index, 0, null);
-        sge(0, copy.address(), (int) copy.byteSize(), 0);
+        writeSge(0, copy.address(), (int) copy.byteSize(), 0);
         int flags = wrs.get(ValueLayout.JAVA_INT, base + SEND_FLAGS);
         wrs.set(ValueLayout.JAVA_INT, base + SEND_FLAGS, flags | SendFlags.INLINE);
         return this;
@@ -228,17 +200,6 @@ public final class SendRequest {
         return this;
     }
 
-    private SendRequest sge(int index, long address, int length, int lkey) {
-        batch.checkNotPosting();
-        long at = sgeBase + index * SendRequests.SGE_SIZE;
-        sges.set(ValueLayout.JAVA_LONG, at + SGE_ADDR, address);
-        sges.set(ValueLayout.JAVA_INT, at + SGE_LENGTH, length);
-        sges.set(ValueLayout.JAVA_INT, at + SGE_LKEY, lkey);
-        wrs.set(ValueLayout.JAVA_INT, base + NUM_SGE, index + 1);
-        batch.sgeCount(this.index, index + 1);
-        return this;
-    }
-
     /** Writes the native pointers of request {@code i} from the objects the post holds. */
     static void writeHandles(MemorySegment wrs, int i, AddressHandle ah, MemoryWindow mw, MemoryRegion bindMr) {
         long at = i * SendRequests.WR_SIZE;
@@ -255,29 +216,13 @@ public final class SendRequest {
         return wrs.get(ValueLayout.JAVA_INT, i * SendRequests.WR_SIZE + SEND_FLAGS);
     }
 
-    static long sgeLength(MemorySegment sges, long sgeIndex) {
-        return Integer.toUnsignedLong(sges.get(ValueLayout.JAVA_INT, sgeIndex * SendRequests.SGE_SIZE + SGE_LENGTH));
-    }
-
-    private void checkIndex(int index) {
-        if (index < 0 || index >= maxSge) {
-            throw new IndexOutOfBoundsException("scatter/gather entry " + index + ": this batch has " + maxSge + " per request");
-        }
-    }
-
-    static IndexOutOfBoundsException outside(MemoryRegion mr, long offset, int length) {
-        return new IndexOutOfBoundsException("[" + offset + ", " + offset + " + " + Integer.toUnsignedString(length)
-                + ") is outside the memory region of " + mr.length() + " bytes"
-                + (mr.segment().scope().isAlive() ? "" : " (its memory is freed)"));
-    }
-
     String describe() {
         int opcode = wrs.get(ValueLayout.JAVA_INT, base + OPCODE);
         Opcode op = Opcode.of(opcode);
         int numSge = wrs.get(ValueLayout.JAVA_INT, base + NUM_SGE);
         long bytes = 0;
         for (int i = 0; i < Math.min(numSge, maxSge); i++) {
-            bytes += Integer.toUnsignedLong(sges.get(ValueLayout.JAVA_INT, sgeBase + i * SendRequests.SGE_SIZE + SGE_LENGTH));
+            bytes += sgeLength(sges, (long) index * maxSge + i);
         }
         return "opcode " + (op == null ? String.valueOf(opcode) : op.name()) + ", flags 0x"
                 + Integer.toHexString(wrs.get(ValueLayout.JAVA_INT, base + SEND_FLAGS)) + ", " + numSge + " SGE(s), "

@@ -1,12 +1,9 @@
 package dev.verbs4j.verbs;
 
 import dev.verbs4j.bindings.ibv_send_wr;
-import dev.verbs4j.bindings.ibv_sge;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.util.Arrays;
 
 /**
  * A reusable batch of send work requests: a native array of {@code struct ibv_send_wr}, each with
@@ -22,28 +19,16 @@ import java.util.Arrays;
  * filled and posted by one thread at a time: a second post of the same batch while one is in
  * progress, or filling it meanwhile, is an {@link IllegalStateException}.
  */
-public final class SendRequests implements AutoCloseable {
+public final class SendRequests extends WorkRequestBatch {
 
     static final long WR_SIZE = ibv_send_wr.sizeof();
     static final long NEXT = ibv_send_wr.next$offset();
     static final long SG_LIST = ibv_send_wr.sg_list$offset();
-    static final long SGE_SIZE = ibv_sge.sizeof();
 
     /** The most bytes {@link SendRequest#inline} copies; providers allow far fewer (max_inline_data). */
     public static final int MAX_INLINE = 64 * 1024;
 
-    private final Arena arena;
-    private final MemorySegment wrs;
-    private final MemorySegment sges;
-    private final WorkRequestChain chain;
-    private final int capacity;
-    private final int maxSge;
     private final SendRequest flyweight;
-    private final PostGuard guard;
-    /** The region behind each scatter/gather entry (null: inline data or unset). */
-    private final MemoryRegion[] regions;
-    /** The entries each request has, as its num_sge says. */
-    private final int[] sgeCounts;
     /** The UD destination, the window and region of a BIND_MW, per request; null when none. */
     private final AddressHandle[] handles;
     private final MemoryWindow[] windows;
@@ -71,78 +56,38 @@ public final class SendRequests implements AutoCloseable {
     }
 
     private SendRequests(int capacity, int maxSge, boolean confined) {
-        if (capacity < 1 || maxSge < 1) {
-            throw new IllegalArgumentException("capacity and maxSge must be at least 1, got " + capacity + ", " + maxSge);
-        }
-        this.capacity = capacity;
-        this.maxSge = maxSge;
-        this.arena = confined ? Arena.ofConfined() : Arena.ofShared();
-        this.wrs = arena.allocate(ibv_send_wr.layout(), capacity);
-        this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * maxSge);
-        this.chain = new WorkRequestChain(arena, wrs, sges, WR_SIZE, NEXT, SG_LIST, capacity, (long) maxSge * SGE_SIZE);
-        this.flyweight = new SendRequest(this, wrs, sges, maxSge);
-        this.guard = new PostGuard(confined);
-        this.regions = new MemoryRegion[capacity * maxSge];
-        this.sgeCounts = new int[capacity];
+        super(capacity, maxSge, confined, ibv_send_wr.layout(), NEXT, SG_LIST);
+        this.flyweight = new SendRequest(this);
         this.handles = new AddressHandle[capacity];
         this.windows = new MemoryWindow[capacity];
         this.bindRegions = new MemoryRegion[capacity];
         this.held = new NativeResource[capacity * (3 + maxSge)];
     }
 
-    /** How many work requests the batch holds. */
-    public int capacity() {
-        return capacity;
-    }
-
-    /** How many scatter/gather entries each work request can have. */
-    public int maxSge() {
-        return maxSge;
-    }
-
     /**
-     * The work request at {@code index}, cleared of its previous content. The returned flyweight
-     * is the same object for every index: fill one request before asking for the next.
+     * The work request at {@code index} as it is: what was set before stays, to change a few
+     * fields of a reused request. The returned flyweight is the same object for every index: fill
+     * one request before asking for the next.
      */
     public SendRequest get(int index) {
-        return at(index).clear();
-    }
-
-    /** The work request at {@code index} as it is, to change a few fields of a reused request. */
-    public SendRequest at(int index) {
-        if (index < 0 || index >= capacity) {
-            throw new IndexOutOfBoundsException("send request " + index + " of " + capacity);
-        }
+        checkIndex(index, "send request");
         return flyweight.moveTo(index);
     }
 
-    /** The native array of requests (for tests of the layout). */
-    MemorySegment requests() {
-        return wrs;
+    /**
+     * Clears the work request at {@code index} (every field zero, no entries, nothing named) and
+     * returns it, to fill it anew; otherwise as {@link #get}.
+     */
+    public SendRequest reset(int index) {
+        return get(index).clear();
     }
 
-    WorkRequestChain chain() {
-        return chain;
-    }
-
-    void checkNotPosting() {
-        guard.checkNotPosting(this);
-    }
-
+    @Override
     void forget(int index) {
-        Arrays.fill(regions, index * maxSge, (index + 1) * maxSge, null);
-        sgeCounts[index] = 0;
+        super.forget(index);
         handles[index] = null;
         windows[index] = null;
         bindRegions[index] = null;
-    }
-
-    void region(int index, int entry, MemoryRegion mr) {
-        regions[index * maxSge + entry] = mr;
-    }
-
-    void sgeCount(int index, int count) {
-        sgeCounts[index] = count;
     }
 
     void addressHandle(int index, AddressHandle ah) {
@@ -252,7 +197,7 @@ public final class SendRequests implements AutoCloseable {
     private void checkInlineLength(int i, int n) {
         long total = 0;
         for (int j = 0; j < n; j++) {
-            total += SendRequest.sgeLength(sges, (long) i * maxSge + j);
+            total += WorkRequest.sgeLength(sges, (long) i * maxSge + j);
         }
         if (total > MAX_INLINE) {
             throw new IllegalArgumentException("work request " + i + ": " + total + " bytes of INLINE data, at most "
@@ -261,8 +206,7 @@ public final class SendRequests implements AutoCloseable {
     }
 
     private static IllegalStateException closed(int i, int count, NativeResource what) {
-        return new IllegalStateException("work request " + i + " of " + count + " names " + what
-                + ": fill it again before posting");
+        return closed("work request", i, count, what);
     }
 
     /** The windows bound by the last successful post's BIND_MW requests, for their region dependencies. */
@@ -275,10 +219,5 @@ public final class SendRequests implements AutoCloseable {
                 windows[i].boundTo(bindRegions[i]);
             }
         }
-    }
-
-    @Override
-    public void close() {
-        arena.close();
     }
 }

@@ -3,7 +3,7 @@ package dev.verbs4j.verbs;
 /**
  * The transport a device implements ({@code enum ibv_transport_type}). Pure value; owns no native memory.
  */
-public enum TransportType {
+public enum TransportType implements IntCoded {
     /** {@code InfiniBand}. */
     IB(0, "InfiniBand"),
     /** {@code iWARP}. */
@@ -26,22 +26,19 @@ public enum TransportType {
     }
 
     /** The C value. */
+    @Override
     public int code() {
         return code;
     }
 
     /** The name the rdma-core tools print for it. */
+    @Override
     public String label() {
         return label;
     }
 
     /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */
     public static TransportType of(int code) {
-        for (TransportType v : values()) {
-            if (v.code == code && v != UNKNOWN) {
-                return v;
-            }
-        }
-        return UNKNOWN;
+        return IntCoded.of(TransportType.class, code, UNKNOWN);
     }
 }

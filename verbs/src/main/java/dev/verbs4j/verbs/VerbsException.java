@@ -1,7 +1,10 @@
 package dev.verbs4j.verbs;
 
 /**
- * A verb failed: carries the verb's C name and the errno it reported. Owns no native memory.
+ * A native call failed (a verb, a connection manager or a C library function): carries the C
+ * function's name and the errno it reported. Misuse is never this exception but an {@link
+ * IllegalArgumentException} or {@link IllegalStateException}, checked before the call. Owns no
+ * native memory.
  */
 public class VerbsException extends RuntimeException {
 

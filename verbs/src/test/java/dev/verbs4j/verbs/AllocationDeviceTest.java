@@ -17,7 +17,7 @@ class AllocationDeviceTest {
         long thread = Thread.currentThread().threadId();
         try (QpPair p = QpPair.connected(TestBed.loopback(), TestBed.loopback(), QpType.RC);
              SendRequests sends = new SendRequests(1, 1)) {
-            sends.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64)
+            sends.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64)
                     .rdma(p.mrB.remoteAddress(), p.mrB.rkey());
             roundTrips(p, sends, 20_000);   // warm up: let the JIT compile the path
             long before = threads.getThreadAllocatedBytes(thread);
@@ -28,7 +28,7 @@ class AllocationDeviceTest {
     }
 
     private static void roundTrips(QpPair p, SendRequests sends, int n) {
-        SendRequest wr = sends.at(0);
+        SendRequest wr = sends.get(0);
         for (int i = 0; i < n; i++) {
             wr.wrId(i);
             p.a.postSend(sends, 1);

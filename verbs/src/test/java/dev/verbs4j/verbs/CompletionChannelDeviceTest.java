@@ -42,7 +42,7 @@ class CompletionChannelDeviceTest {
 
             recvs.get(0).wrId(1).sge(mr, 0, 64);
             b.postReceive(recvs, 1);
-            sends.get(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 64, 64);
+            sends.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 64, 64);
             a.postSend(sends, 1);
             assertThat(channel.await(Duration.ofSeconds(10))).isSameAs(cq);
             int seen = 0;

@@ -16,14 +16,14 @@ class ConfinedDescriptorsTest {
         try (SendRequests sends = SendRequests.confined(2, 1);
              ReceiveRequests recvs = ReceiveRequests.confined(2, 1);
              WorkCompletions wcs = WorkCompletions.confined(4)) {
-            sends.get(1).wrId(42).opcode(Opcode.SEND);
+            sends.reset(1).wrId(42).opcode(Opcode.SEND);
             recvs.get(0).wrId(7);
             assertThat(sends.capacity()).isEqualTo(2);
             assertThat(wcs.capacity()).isEqualTo(4);
             CompletableFuture<Throwable> other = new CompletableFuture<>();
             Thread.ofPlatform().start(() -> {
                 try {
-                    sends.get(0).wrId(1);
+                    sends.reset(0).wrId(1);
                     other.complete(null);
                 } catch (Throwable e) {
                     other.complete(e);
@@ -39,7 +39,7 @@ class ConfinedDescriptorsTest {
             CompletableFuture<Throwable> other = new CompletableFuture<>();
             Thread.ofPlatform().start(() -> {
                 try {
-                    sends.get(0).wrId(1);
+                    sends.reset(0).wrId(1);
                     other.complete(null);
                 } catch (Throwable e) {
                     other.complete(e);

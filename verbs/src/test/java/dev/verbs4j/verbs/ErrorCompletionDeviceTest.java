@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Failed work requests end in completions with the status the verbs specify. */
 @Tag(TestBed.TAG)
@@ -13,7 +14,7 @@ class ErrorCompletionDeviceTest {
     void badRkeyGivesRemoteAccessError() {
         try (QpPair p = QpPair.connected(TestBed.hostA(), TestBed.hostB(), QpType.RC);
              SendRequests sends = new SendRequests(1, 1)) {
-            sends.get(0).wrId(5).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+            sends.reset(0).wrId(5).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                     .sge(p.mrA, 0, 64).rdma(p.mrB.remoteAddress(), p.mrB.rkey() ^ 0x5500);
             p.a.postSend(sends, 1);
             WorkCompletion wc = p.awaitOne(p.cqA);
@@ -27,7 +28,9 @@ class ErrorCompletionDeviceTest {
     void sendWithoutReceiveExhaustsRnrRetries() {
         try (QpPair p = QpPair.unconnected(TestBed.hostA(), TestBed.hostB(), QpType.RC, init -> { });
              SendRequests sends = new SendRequests(1, 1)) {
-            p.a.init(1);
+            assertThatThrownBy(() -> p.a.initDatagram(1, QueuePair.DEFAULT_QKEY)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("initConnected");
+            p.a.initConnected(1, Access.REMOTE_WRITE);
             p.b.init(1);
             QueuePairEndpoint ea = p.a.localEndpoint(p.gidA, 1);
             QueuePairEndpoint eb = p.b.localEndpoint(p.gidB, 2);
@@ -35,7 +38,7 @@ class ErrorCompletionDeviceTest {
             p.b.readyToReceive(ea, p.gidB);
             p.a.readyToSend(1, 14, 7, 0);
             p.b.readyToSend(2);
-            sends.get(0).wrId(6).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 32);
+            sends.reset(0).wrId(6).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 32);
             p.a.postSend(sends, 1);
             WorkCompletion wc = p.awaitOne(p.cqA);
             assertThat(wc.status()).isEqualTo(WcStatus.RNR_RETRY_EXC_ERR);

@@ -37,7 +37,7 @@ class LifetimeDeviceTest {
             Arena arena = Arena.ofConfined();
             MemorySegment data = arena.allocate(MAPPED);
             data.asSlice(0, 48).fill((byte) 'i');
-            sends.get(0).wrId(8).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).inline(data.asSlice(0, 48));
+            sends.reset(0).wrId(8).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).inline(data.asSlice(0, 48));
             arena.close();
             p.a.postSend(sends, 1);
             p.awaitSuccess(p.cqA, WcOpcode.SEND);
@@ -57,19 +57,19 @@ class LifetimeDeviceTest {
             }
             QueuePairEndpoint eb = p.b.localEndpoint(p.gidB, 0);
             AddressHandle ah = p.pdA.createAddressHandle(AddressVector.global(1, eb.gid(), p.gidA));
-            sends.get(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64)
+            sends.reset(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64)
                     .ud(ah, eb.qpn(), QueuePair.DEFAULT_QKEY);
             ah.close();
             assertThatThrownBy(() -> p.a.postSend(sends, 1)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("work request 0 of 1").hasMessageContaining("AddressHandle");
-            assertThatThrownBy(() -> sends.get(1).ud(ah, eb.qpn(), 0)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> sends.reset(1).ud(ah, eb.qpn(), 0)).isInstanceOf(IllegalStateException.class);
 
-            sends.get(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64);
+            sends.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64);
             assertThatThrownBy(() -> p.a.postSend(sends, 1)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("no destination");
             // the queue pair still works
             try (AddressHandle live = p.pdA.createAddressHandle(AddressVector.global(1, eb.gid(), p.gidA))) {
-                sends.get(0).wrId(3).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64)
+                sends.reset(0).wrId(3).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64)
                         .ud(live, eb.qpn(), QueuePair.DEFAULT_QKEY);
                 p.a.postSend(sends, 1);
                 assertThat(p.awaitOne(p.cqA).wrId()).isEqualTo(3);
@@ -83,9 +83,9 @@ class LifetimeDeviceTest {
              SendRequests sends = new SendRequests(2, 2);
              ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
             MemoryRegion extra = p.pdA.allocateRegion(4096, QpPair.ACCESS);
-            sends.get(0).wrId(1).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 8)
+            sends.reset(0).wrId(1).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 8)
                     .rdma(p.mrB.remoteAddress(), p.mrB.rkey());
-            sends.get(1).wrId(2).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(0, p.mrA, 0, 8)
+            sends.reset(1).wrId(2).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(0, p.mrA, 0, 8)
                     .sge(1, extra, 0, 8).rdma(p.mrB.remoteAddress(), p.mrB.rkey());
             recvs.get(0).wrId(3).sge(extra, 0, 64);
             extra.close();
@@ -93,7 +93,7 @@ class LifetimeDeviceTest {
                     .hasMessageContaining("work request 1 of 2").hasMessageContaining("MemoryRegion");
             assertThatThrownBy(() -> p.a.postReceive(recvs, 1)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("receive request 0 of 1");
-            assertThatThrownBy(() -> sends.at(0).sge(extra, 0, 8)).isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> sends.get(0).sge(extra, 0, 8)).isInstanceOf(IllegalStateException.class);
             // the first request alone still goes through
             p.a.postSend(sends, 1);
             assertThat(p.awaitOne(p.cqA).status()).isEqualTo(WcStatus.SUCCESS);
@@ -109,7 +109,7 @@ class LifetimeDeviceTest {
             recvs.get(0).wrId(5).sge(landing, 0, 4096);
             p.b.postReceive(recvs, 1);
             landing.close();
-            sends.get(0).wrId(6).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 256);
+            sends.reset(0).wrId(6).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 256);
             p.a.postSend(sends, 1);
             WorkCompletion atReceiver = p.awaitOne(p.cqB);
             assertThat(atReceiver.wrId()).isEqualTo(5);
@@ -124,17 +124,17 @@ class LifetimeDeviceTest {
             MemoryRegion target = p.pdB.allocateRegion(8192, QpPair.ACCESS | Access.MW_BIND);
             MemoryWindow mw = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
             int rkey = MemoryWindow.nextRkey(mw.rkey());
-            sends.get(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, target, 0, 4096, Access.REMOTE_WRITE);
+            sends.reset(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, target, 0, 4096, Access.REMOTE_WRITE);
             mw.close();
             assertThatThrownBy(() -> p.b.postSend(sends, 1)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("MemoryWindow");
             MemoryWindow second = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
-            sends.get(0).wrId(2).flags(SendFlags.SIGNALED)
+            sends.reset(0).wrId(2).flags(SendFlags.SIGNALED)
                     .bindMemoryWindow(second, MemoryWindow.nextRkey(second.rkey()), target, 0, 4096, Access.REMOTE_WRITE);
             target.close();
             assertThatThrownBy(() -> p.b.postSend(sends, 1)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("MemoryRegion");
-            assertThatThrownBy(() -> sends.get(0).opcode(Opcode.BIND_MW)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> sends.reset(0).opcode(Opcode.BIND_MW)).isInstanceOf(IllegalArgumentException.class);
         }
     }
 
@@ -144,7 +144,7 @@ class LifetimeDeviceTest {
              SendRequests sends = new SendRequests(1, 1)) {
             MemoryWindow mw = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
             MemoryRegion target = p.pdB.allocateRegion(8192, QpPair.ACCESS | Access.MW_BIND);
-            sends.get(0).wrId(1).flags(SendFlags.SIGNALED)
+            sends.reset(0).wrId(1).flags(SendFlags.SIGNALED)
                     .bindMemoryWindow(mw, MemoryWindow.nextRkey(mw.rkey()), target, 0, 4096, Access.REMOTE_WRITE);
             p.b.postSend(sends, 1);
             p.awaitSuccess(p.cqB, WcOpcode.BIND_MW);
@@ -238,7 +238,7 @@ class LifetimeDeviceTest {
             MemorySegment memory = arena.allocate(MAPPED, 4096);
             MemoryRegion mr = p.pdB.register(memory, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
             RcDataPathDeviceTest.fill(p.mrA.segment(), 0, 64, (byte) 'a');
-            sends.get(0).wrId(1).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64)
+            sends.reset(0).wrId(1).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 64)
                     .rdma(mr.remoteAddress(), mr.rkey());
             p.a.postSend(sends, 1);
             assertThat(p.awaitOne(p.cqA).status()).isEqualTo(WcStatus.SUCCESS);
@@ -277,7 +277,7 @@ class LifetimeDeviceTest {
                 });
                 for (int i = 0; i < 8; i++) {
                     cq.requestNotify(false);
-                    sends.get(0).wrId(i).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 8)
+                    sends.reset(0).wrId(i).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 8)
                             .rdma(p.mrB.remoteAddress(), p.mrB.rkey());
                     qp.postSend(sends, 1);
                     p.awaitOne(cq);

@@ -18,7 +18,7 @@ class MemoryWindowDeviceTest {
             MemoryRegion target = p.pdB.allocateRegion(8192, MR_ACCESS);
             MemoryWindow mw = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
             int rkey = MemoryWindow.nextRkey(mw.rkey());
-            sends.get(0).wrId(1).flags(SendFlags.SIGNALED)
+            sends.reset(0).wrId(1).flags(SendFlags.SIGNALED)
                     .bindMemoryWindow(mw, rkey, target, 4096, 1024, Access.REMOTE_WRITE);
             p.b.postSend(sends, 1);
             assertThat(p.awaitSuccess(p.cqB, WcOpcode.BIND_MW).wrId()).isEqualTo(1);
@@ -35,10 +35,10 @@ class MemoryWindowDeviceTest {
             MemoryRegion target = p.pdB.allocateRegion(8192, MR_ACCESS);
             MemoryWindow mw = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
             int rkey = MemoryWindow.nextRkey(mw.rkey());
-            sends.get(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, target, 0, 8192, Access.REMOTE_WRITE);
+            sends.reset(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, target, 0, 8192, Access.REMOTE_WRITE);
             p.b.postSend(sends, 1);
             p.awaitSuccess(p.cqB, WcOpcode.BIND_MW);
-            sends.get(0).wrId(2).opcode(Opcode.LOCAL_INV).flags(SendFlags.SIGNALED).invalidateRkey(rkey);
+            sends.reset(0).wrId(2).opcode(Opcode.LOCAL_INV).flags(SendFlags.SIGNALED).invalidateRkey(rkey);
             p.b.postSend(sends, 1);
             p.awaitSuccess(p.cqB, WcOpcode.LOCAL_INV);
 
@@ -55,13 +55,13 @@ class MemoryWindowDeviceTest {
             MemoryRegion target = p.pdB.allocateRegion(4096, MR_ACCESS);
             MemoryWindow mw = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
             int rkey = MemoryWindow.nextRkey(mw.rkey());
-            sends.get(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, target, 0, 4096, Access.REMOTE_WRITE);
+            sends.reset(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, target, 0, 4096, Access.REMOTE_WRITE);
             p.b.postSend(sends, 1);
             p.awaitSuccess(p.cqB, WcOpcode.BIND_MW);
 
             recvs.get(0).wrId(5).sge(p.mrB, 0, 64);
             p.b.postReceive(recvs, 1);
-            sends.get(0).wrId(2).opcode(Opcode.SEND_WITH_INV).flags(SendFlags.SIGNALED).invalidateRkey(rkey).sge(p.mrA, 0, 16);
+            sends.reset(0).wrId(2).opcode(Opcode.SEND_WITH_INV).flags(SendFlags.SIGNALED).invalidateRkey(rkey).sge(p.mrA, 0, 16);
             p.a.postSend(sends, 1);
             p.awaitSuccess(p.cqA, WcOpcode.SEND);
             WorkCompletion recv = p.awaitSuccess(p.cqB, WcOpcode.RECV);
@@ -91,7 +91,7 @@ class MemoryWindowDeviceTest {
     }
 
     private static void writeThroughWindow(QpPair p, SendRequests sends, long address, int rkey) {
-        sends.get(0).wrId(3).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 512).rdma(address, rkey);
+        sends.reset(0).wrId(3).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 512).rdma(address, rkey);
         p.a.postSend(sends, 1);
     }
 }

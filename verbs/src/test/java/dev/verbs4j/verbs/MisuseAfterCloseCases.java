@@ -48,10 +48,29 @@ final class MisuseAfterCloseCases {
     /** The public instance methods of {@code type} (inherited ones too, not Object's), by signature. */
     static List<Method> methods(Class<?> type) {
         return Arrays.stream(type.getMethods())
-                .filter(m -> !Modifier.isStatic(m.getModifiers()) && !m.isBridge() && !m.isSynthetic())
+                .filter(m -> !Modifier.isStatic(m.getModifiers()) && (!m.isBridge() && !m.isSynthetic() || accessBridge(m)))
                 .filter(m -> m.getDeclaringClass() != Object.class)
                 .sorted(Comparator.comparing(MisuseAfterCloseCases::signature))
                 .toList();
+    }
+
+    /**
+     * Whether {@code m} is the bridge javac writes into a public class for a public method it
+     * inherits from a package-private one (the send and receive batches' shared base): the
+     * method the application calls, so it is checked like a declared one.
+     */
+    private static boolean accessBridge(Method m) {
+        for (Class<?> c = m.getDeclaringClass().getSuperclass(); c != null && c != Object.class; c = c.getSuperclass()) {
+            if (!Modifier.isPublic(c.getModifiers())) {
+                try {
+                    Method inherited = c.getDeclaredMethod(m.getName(), m.getParameterTypes());
+                    return inherited.getReturnType() == m.getReturnType() && Modifier.isPublic(inherited.getModifiers());
+                } catch (NoSuchMethodException e) {
+                    // not declared at this level
+                }
+            }
+        }
+        return false;
     }
 
     static String signature(Method m) {

@@ -32,10 +32,11 @@ final class MisuseAllowList {
             Map.entry(SharedReceiveQueue.class, Set.of("maxWr", "maxSge")),
             Map.entry(AddressHandle.class, Set.of("destination")),
             Map.entry(XrcDomain.class, Set.of("context")),
-            // at(i) and the views' batch() only position or return the flyweight: its setters check
-            Map.entry(SendRequests.class, Set.of("capacity", "maxSge", "at")),
+            // get(i) and the views' batch() only position or return the flyweight: its setters check
+            // (reset(i) clears the request, so it refuses)
+            Map.entry(SendRequests.class, Set.of("capacity", "maxSge", "get")),
             Map.entry(SendRequest.class, Set.of("batch")),
-            Map.entry(ReceiveRequests.class, Set.of("capacity", "get")),
+            Map.entry(ReceiveRequests.class, Set.of("capacity", "maxSge", "get")),
             Map.entry(WorkCompletions.class, Set.of("capacity", "count", "get")));
 
     private MisuseAllowList() {

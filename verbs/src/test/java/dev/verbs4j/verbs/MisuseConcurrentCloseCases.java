@@ -114,7 +114,7 @@ final class MisuseConcurrentCloseCases {
         MisuseLink link = MisuseLink.open(QpType.RC);
         MemoryRegion x = link.pd.allocateRegion(4096, MisuseFixture.ACCESS);
         SendRequests sends = new SendRequests(1, 1);
-        sends.get(0).opcode(Opcode.RDMA_WRITE).sge(x, 0, 64).rdma(link.mrB.remoteAddress(), link.mrB.rkey());
+        sends.reset(0).opcode(Opcode.RDMA_WRITE).sge(x, 0, 64).rdma(link.mrB.remoteAddress(), link.mrB.rkey());
         return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, closing(sends, link)), Map.of(
                 "the queue pair", link.a, "its protection domain", link.pd, "its send CQ", link.sendCq, "its context", link.ctx,
                 "the MemoryRegion of its entry", x, "the SendRequests batch", sends));
@@ -125,7 +125,7 @@ final class MisuseConcurrentCloseCases {
         MemoryRegion x = link.pd.allocateRegion(4096, MisuseFixture.ACCESS);
         AddressHandle ah = link.pd.createAddressHandle(link.destination());
         SendRequests sends = new SendRequests(1, 1);
-        sends.get(0).opcode(Opcode.SEND).sge(x, 0, 64).ud(ah, link.b.qpNum(), QueuePair.DEFAULT_QKEY);
+        sends.reset(0).opcode(Opcode.SEND).sge(x, 0, 64).ud(ah, link.b.qpNum(), QueuePair.DEFAULT_QKEY);
         return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, closing(sends, link)), Map.of(
                 "the queue pair", link.a, "its context", link.ctx, "its AddressHandle", ah, "the MemoryRegion of its entry", x));
     }
@@ -136,7 +136,7 @@ final class MisuseConcurrentCloseCases {
         MemorySegment data = source.allocate(1 << 20).asSlice((1 << 20) - 48, 48);
         data.fill((byte) 'i');
         SendRequests sends = new SendRequests(1, 1);
-        MisuseExpect.Action fill = () -> sends.get(0).opcode(Opcode.RDMA_WRITE).inline(data)
+        MisuseExpect.Action fill = () -> sends.reset(0).opcode(Opcode.RDMA_WRITE).inline(data)
                 .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
         unchecked(fill);
         MisuseExpect.Action call = refill ? () -> {
@@ -151,7 +151,7 @@ final class MisuseConcurrentCloseCases {
         // 1 MiB: its memory is unmapped when the region closes, so a read after that faults
         MemoryRegion x = link.pd.allocateRegion(1 << 20, MisuseFixture.ACCESS);
         SendRequests sends = new SendRequests(1, 1);
-        sends.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.INLINE).sge(x, (1 << 20) - 48, 48)
+        sends.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.INLINE).sge(x, (1 << 20) - 48, 48)
                 .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
         return new Made(new MisuseRace.Round(() -> link.a.postSend(sends, 1), null, closing(sends, link)),
                 Map.of("the MemoryRegion of its entry", x));
@@ -168,7 +168,7 @@ final class MisuseConcurrentCloseCases {
         CompletionChannel channel = link.sendCq.channel();
         WorkCompletions wcs = new WorkCompletions(8);
         SendRequests sends = new SendRequests(1, 1);
-        sends.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(link.mrA, 0, 64)
+        sends.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(link.mrA, 0, 64)
                 .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
         MisuseExpect.Action call = () -> {
             try {
@@ -261,7 +261,7 @@ final class MisuseConcurrentCloseCases {
         SendRequests sends = new SendRequests(1, 1);
         AtomicInteger rkey = new AtomicInteger(mw.rkey());
         MisuseExpect.Action call = () -> {
-            sends.get(0).bindMemoryWindow(mw, rkey.updateAndGet(MemoryWindow::nextRkey), region, 0, 4096, Access.REMOTE_WRITE);
+            sends.reset(0).bindMemoryWindow(mw, rkey.updateAndGet(MemoryWindow::nextRkey), region, 0, 4096, Access.REMOTE_WRITE);
             link.a.postSend(sends, 1);
         };
         return new Made(new MisuseRace.Round(call, null, closing(sends, link)), Map.of("its MemoryWindow", mw,
@@ -297,7 +297,7 @@ final class MisuseConcurrentCloseCases {
         MisuseLink link = withChannel();
         WorkCompletions wcs = new WorkCompletions(8);
         SendRequests sends = new SendRequests(1, 1);
-        sends.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(link.mrA, 0, 64)
+        sends.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(link.mrA, 0, 64)
                 .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
         AtomicInteger n = new AtomicInteger();
         MisuseExpect.Action call = () -> {
@@ -393,7 +393,7 @@ final class MisuseConcurrentCloseCases {
                 c -> c.createExtendedCompletionQueue(256, c.createCompletionChannel(), 0, ExtendedPoller.STANDARD));
         ExtendedPoller poller = link.sendCq.extended();
         SendRequests sends = new SendRequests(1, 1);
-        sends.get(0).wrId(5).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(link.mrA, 0, 64)
+        sends.reset(0).wrId(5).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(link.mrA, 0, 64)
                 .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
         AtomicInteger n = new AtomicInteger();
         MisuseExpect.Action call = () -> {
@@ -430,12 +430,12 @@ final class MisuseConcurrentCloseCases {
                 : "one thread fills a shared SendRequests batch while another posts it";
         return MisuseCase.of(FAMILY, name, () -> {
             try (MisuseLink link = MisuseLink.open(QpType.RC); SendRequests sends = new SendRequests(1, 1)) {
-                sends.get(0).opcode(Opcode.RDMA_WRITE).sge(link.mrA, 0, 64).rdma(link.mrB.remoteAddress(), link.mrB.rkey());
+                sends.reset(0).opcode(Opcode.RDMA_WRITE).sge(link.mrA, 0, 64).rdma(link.mrB.remoteAddress(), link.mrB.rkey());
                 AtomicInteger beingPosted = new AtomicInteger();
                 AtomicReference<Throwable> failure = new AtomicReference<>();
                 long deadline = System.nanoTime() + 5_000_000_000L;
                 MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
-                MisuseExpect.Action fill = () -> sends.at(0).opcode(Opcode.RDMA_WRITE).sge(link.mrA, 0, 64);
+                MisuseExpect.Action fill = () -> sends.get(0).opcode(Opcode.RDMA_WRITE).sge(link.mrA, 0, 64);
                 Thread[] threads = new Thread[2];
                 for (int i = 0; i < 2; i++) {
                     MisuseExpect.Action call = i == 0 || twoPosters ? post : fill;

@@ -27,7 +27,7 @@ final class MisuseConfinementCases {
                 new Confined("SendRequests.confined", SendRequests.class, f -> SendRequests.confined(2, 2)),
                 new Confined("ReceiveRequests.confined", ReceiveRequests.class, f -> ReceiveRequests.confined(2, 2)),
                 new Confined("WorkCompletions.confined", WorkCompletions.class, f -> WorkCompletions.confined(4)),
-                new Confined("SendRequest of a confined batch", SendRequest.class, f -> SendRequests.confined(2, 2).get(0)),
+                new Confined("SendRequest of a confined batch", SendRequest.class, f -> SendRequests.confined(2, 2).reset(0)),
                 new Confined("ReceiveRequest of a confined batch", ReceiveRequest.class, f -> ReceiveRequests.confined(2, 2).get(0)),
                 new Confined("WorkCompletion of a confined batch", WorkCompletion.class, MisuseConfinementCases::confinedCompletion));
         List<MisuseCase> cases = new ArrayList<>();
@@ -51,7 +51,7 @@ final class MisuseConfinementCases {
         }
         cases.add(MisuseCase.of(FAMILY, "QueuePair.postSend of a confined SendRequests from another thread", () -> {
             try (MisuseFixture f = new MisuseFixture(); SendRequests s = SendRequests.confined(1, 1)) {
-                s.get(0).opcode(Opcode.SEND).sge(f.mr(), 0, 8);
+                s.reset(0).opcode(Opcode.SEND).sge(f.mr(), 0, 8);
                 expectWrongThread("postSend from another thread", MisuseExpect.thrownBy(() -> MisuseExtendedProtocolCases.onOtherThread(
                         () -> {
                             f.qp(QpType.RC).postSend(s, 1);

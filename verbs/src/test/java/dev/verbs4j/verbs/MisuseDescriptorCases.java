@@ -73,7 +73,7 @@ final class MisuseDescriptorCases {
                 MemoryRegion x = viaArena ? link.pd.register(arena.allocate(MisuseFixture.REGION, 4096), MisuseFixture.ACCESS)
                         : link.pd.allocateRegion(MisuseFixture.REGION, MisuseFixture.ACCESS);
                 AutoCloseable close = viaArena ? arena : x;
-                MisuseExpect.Action fill = () -> link.toB(sends.get(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
+                MisuseExpect.Action fill = () -> link.toB(sends.reset(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
                         .sge(x, 0, LEN));
                 MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
                 for (int i = 0; i < 4; i++) {
@@ -160,7 +160,7 @@ final class MisuseDescriptorCases {
         return MisuseCase.of(FAMILY, "UD SEND to an AddressHandle closed " + p.words, () -> {
             try (MisuseLink link = MisuseLink.open(QpType.UD); SendRequests sends = new SendRequests(1, 1)) {
                 AddressHandle x = link.pd.createAddressHandle(link.destination());
-                MisuseExpect.Action fill = () -> sends.get(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
+                MisuseExpect.Action fill = () -> sends.reset(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
                         .sge(link.mrA, 0, LEN).ud(x, link.b.qpNum(), QueuePair.DEFAULT_QKEY);
                 MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
                 for (int i = 0; i < 4; i++) {
@@ -193,12 +193,12 @@ final class MisuseDescriptorCases {
                 int rkey = MemoryWindow.nextRkey(mw.rkey());
                 long address = target.remoteAddress();
                 AutoCloseable close = closeWindow ? mw : target;
-                MisuseExpect.Action fill = () -> sends.get(0).wrId(1).flags(SendFlags.SIGNALED)
+                MisuseExpect.Action fill = () -> sends.reset(0).wrId(1).flags(SendFlags.SIGNALED)
                         .bindMemoryWindow(mw, rkey, target, 0, 4096, Access.REMOTE_WRITE);
                 MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
                 // the peer b writes through the window
                 MisuseExpect.Action write = () -> {
-                    writes.get(0).wrId(7).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(link.mrB, 0, LEN).rdma(address, rkey);
+                    writes.reset(0).wrId(7).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(link.mrB, 0, LEN).rdma(address, rkey);
                     link.b.postSend(writes, 1);
                 };
                 fill.run();
@@ -248,7 +248,7 @@ final class MisuseDescriptorCases {
                 // the end of a block large enough to be unmapped when freed
                 MemorySegment data = source.allocate(1 << 20).asSlice((1 << 20) - 48, 48);
                 data.fill((byte) 'i');
-                MisuseExpect.Action fill = () -> link.toB(sends.get(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
+                MisuseExpect.Action fill = () -> link.toB(sends.reset(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
                         .inline(data));
                 MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
                 for (int i = 0; i < 4; i++) {
@@ -301,7 +301,7 @@ final class MisuseDescriptorCases {
                 // 1 MiB: freed by unmapping, so a read of it after close faults
                 MemoryRegion x = link.pd.allocateRegion(1 << 20, MisuseFixture.ACCESS);
                 x.segment().asSlice(0, 48).fill((byte) 'f');
-                MisuseExpect.Action fill = () -> sends.get(0).wrId(1).opcode(Opcode.SEND)
+                MisuseExpect.Action fill = () -> sends.reset(0).wrId(1).opcode(Opcode.SEND)
                         .flags(SendFlags.SIGNALED | SendFlags.INLINE).sge(x, 0, 48);
                 MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
                 for (int i = 0; i < 4; i++) {
@@ -326,13 +326,13 @@ final class MisuseDescriptorCases {
             try (MisuseLink link = MisuseLink.open(QpType.UD); SendRequests sends = new SendRequests(1, 1)) {
                 link.postReceive(link.mrB, 0, LEN, 100);
                 if (afterReuse) {
-                    link.toB(sends.get(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(link.mrA, 0, LEN));
+                    link.toB(sends.reset(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(link.mrA, 0, LEN));
                     link.a.postSend(sends, 1);
                     if (!link.awaitOne(link.sendCq, "the send with a destination").ok()) {
                         throw new AssertionError("the UD send with a destination failed");
                     }
                 }
-                sends.get(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(link.mrA, 0, LEN);
+                sends.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(link.mrA, 0, LEN);
                 Throwable t = MisuseExpect.refused("posting a UD request without ud(...)", () -> link.a.postSend(sends, 1));
                 if (!(t instanceof IllegalStateException)) {
                     throw new AssertionError("a UD post without a destination must be an IllegalStateException, was " + t, t);

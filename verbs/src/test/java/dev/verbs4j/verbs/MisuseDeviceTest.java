@@ -17,10 +17,10 @@ class MisuseDeviceTest {
     void scatterGatherMistakesAreCaughtBeforePosting() {
         try (QpPair p = QpPair.connected(TestBed.loopback(), TestBed.loopback(), QpType.RC);
              SendRequests sends = new SendRequests(2, 2)) {
-            assertThatThrownBy(() -> sends.get(0).sge(p.mrA, QpPair.REGION - 10, 20))
+            assertThatThrownBy(() -> sends.reset(0).sge(p.mrA, QpPair.REGION - 10, 20))
                     .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("outside the memory region");
-            assertThatThrownBy(() -> sends.get(0).sge(p.mrA, -1, 20)).isInstanceOf(IndexOutOfBoundsException.class);
-            assertThatThrownBy(() -> sends.get(0).sge(2, p.mrA, 0, 20))
+            assertThatThrownBy(() -> sends.reset(0).sge(p.mrA, -1, 20)).isInstanceOf(IndexOutOfBoundsException.class);
+            assertThatThrownBy(() -> sends.reset(0).sge(2, p.mrA, 0, 20))
                     .isInstanceOf(IndexOutOfBoundsException.class).hasMessageContaining("2 per request");
             assertThatThrownBy(() -> p.a.postSend(sends, 3)).isInstanceOf(IllegalArgumentException.class);
         }
@@ -32,8 +32,8 @@ class MisuseDeviceTest {
              SendRequests sends = new SendRequests(2, 1);
              Arena arena = Arena.ofConfined()) {
             MemorySegment big = arena.allocate(p.a.maxInlineData() + 1024);
-            sends.get(0).opcode(Opcode.SEND).sge(p.mrA, 0, 8);
-            sends.get(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).inline(big);
+            sends.reset(0).opcode(Opcode.SEND).sge(p.mrA, 0, 8);
+            sends.reset(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).inline(big);
             assertThatThrownBy(() -> p.a.postSend(sends, 2))
                     .isInstanceOf(VerbsException.class)
                     .hasMessageContaining("ibv_post_send")
@@ -46,7 +46,7 @@ class MisuseDeviceTest {
     void postingInTheWrongStateIsAnException() {
         try (QpPair p = QpPair.unconnected(TestBed.loopback(), TestBed.loopback(), QpType.RC, init -> { });
              SendRequests sends = new SendRequests(1, 1)) {
-            sends.get(0).opcode(Opcode.SEND).sge(p.mrA, 0, 8);
+            sends.reset(0).opcode(Opcode.SEND).sge(p.mrA, 0, 8);
             assertThatThrownBy(() -> p.a.postSend(sends, 1))
                     .isInstanceOf(VerbsException.class).hasMessageContaining("state RESET");
             assertThatThrownBy(() -> p.a.readyToSend(0)).isInstanceOf(VerbsException.class)
@@ -71,7 +71,7 @@ class MisuseDeviceTest {
             MemoryRegion mr = p.pdA.register(seg, Access.LOCAL_WRITE);
             arena.close();
             assertThat(mr.isClosed()).isTrue();
-            assertThatThrownBy(() -> sends.get(0).sge(mr, 0, 8)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> sends.reset(0).sge(mr, 0, 8)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("is closed");
             assertThatThrownBy(() -> p.pdA.register(seg, Access.LOCAL_WRITE)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("closed");
@@ -79,7 +79,7 @@ class MisuseDeviceTest {
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("heap");
             mr.close(); // idempotent
 
-            sends.get(0).opcode(Opcode.SEND).sge(p.mrA, 0, 8);
+            sends.reset(0).opcode(Opcode.SEND).sge(p.mrA, 0, 8);
             p.close();
             assertThat(p.a.isClosed()).isTrue();
             assertThat(p.mrA.isClosed()).isTrue();
@@ -99,7 +99,7 @@ class MisuseDeviceTest {
             java.util.concurrent.CompletableFuture<Throwable> poller = new java.util.concurrent.CompletableFuture<>();
             Thread.ofPlatform().start(() -> {
                 try (SendRequests sends = new SendRequests(1, 1)) {
-                    sends.get(0).opcode(Opcode.RDMA_WRITE).sge(p.mrA, 0, 8).rdma(p.mrB.address(), p.mrB.rkey());
+                    sends.reset(0).opcode(Opcode.RDMA_WRITE).sge(p.mrA, 0, 8).rdma(p.mrB.address(), p.mrB.rkey());
                     running.countDown();
                     while (true) {
                         try {

@@ -77,7 +77,7 @@ final class MisuseExtendedProtocolCases {
         cases.add(queuePair("classic postSend while a batch is open", f -> {
             ExtendedQueuePair q = f.xqp(QpType.RC);
             SendRequests s = f.sends();
-            s.get(0).opcode(Opcode.SEND).sge(f.mr(), 0, 8);
+            s.reset(0).opcode(Opcode.SEND).sge(f.mr(), 0, 8);
             q.start();
             try {
                 expectIse("postSend on the batch's thread", () -> f.qp(QpType.RC).postSend(s, 1));

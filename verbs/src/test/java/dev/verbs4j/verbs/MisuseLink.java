@@ -217,7 +217,7 @@ final class MisuseLink implements AutoCloseable {
     /** Sends {@code length} bytes from {@code mrA} at {@code offset} to {@code b}, signaled, with {@code wrId}. */
     void send(long offset, int length, long wrId) {
         try (SendRequests s = new SendRequests(1, 1)) {
-            toB(s.get(0).wrId(wrId).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mrA, offset, length));
+            toB(s.reset(0).wrId(wrId).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mrA, offset, length));
             a.postSend(s, 1);
         }
     }

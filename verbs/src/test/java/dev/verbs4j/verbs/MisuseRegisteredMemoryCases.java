@@ -143,7 +143,7 @@ final class MisuseRegisteredMemoryCases {
     /** One signaled RDMA operation of {@code a} at {@code address}/{@code rkey}; its completion. */
     static MisuseLink.Completion rdma(MisuseLink link, Opcode op, long address, int rkey) {
         try (SendRequests s = new SendRequests(1, 1)) {
-            SendRequest r = s.get(0).wrId(9).opcode(op).flags(SendFlags.SIGNALED);
+            SendRequest r = s.reset(0).wrId(9).opcode(op).flags(SendFlags.SIGNALED);
             if (op == Opcode.ATOMIC_FETCH_AND_ADD) {
                 r.sge(link.mrA, 0, 8).atomic(address, rkey, 1, 0);
             } else {
@@ -219,7 +219,7 @@ final class MisuseRegisteredMemoryCases {
             try (MisuseLink link = MisuseLink.open(QpType.RC); SendRequests s = new SendRequests(1, 1)) {
                 RdmaArena arena = RdmaArena.ofShared();
                 MemoryRegion mr = link.pd.register(arena.allocate(SIZE, 4096), MisuseFixture.ACCESS);
-                s.get(0).wrId(1).opcode(op).flags(SendFlags.SIGNALED).sge(link.mrA, 0, 256).rdma(mr.remoteAddress(), mr.rkey());
+                s.reset(0).wrId(1).opcode(op).flags(SendFlags.SIGNALED).sge(link.mrA, 0, 256).rdma(mr.remoteAddress(), mr.rkey());
                 AtomicBoolean closed = new AtomicBoolean();
                 AtomicReference<Throwable> failure = new AtomicReference<>();
                 AtomicInteger succeeded = new AtomicInteger();
@@ -271,7 +271,7 @@ final class MisuseRegisteredMemoryCases {
         } else {
             rkey = MemoryWindow.nextRkey(mw.rkey());
             try (SendRequests s = new SendRequests(1, 1)) {
-                s.get(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, mr, 0, 4096, Access.REMOTE_WRITE);
+                s.reset(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, mr, 0, 4096, Access.REMOTE_WRITE);
                 link.b.postSend(s, 1);
             }
         }
@@ -376,7 +376,7 @@ final class MisuseRegisteredMemoryCases {
                 MemoryRegion mr = link.pd.register(arena.allocate(1 << 20, 4096), MisuseFixture.ACCESS);
                 mr.segment().set(ValueLayout.JAVA_LONG, 0, 42);
                 SendRequests s = new SendRequests(1, 1);
-                s.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.INLINE).sge(mr, 0, 48)
+                s.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.INLINE).sge(mr, 0, 48)
                         .rdma(link.mrB.remoteAddress(), link.mrB.rkey());
                 return new MisuseRace.Round(() -> link.a.postSend(s, 1), arena, () -> {
                     MisuseRace.quietly(s);

@@ -63,7 +63,7 @@ final class MisuseStress implements AutoCloseable {
         for (int i = 0; i < HANDLES; i++) {
             handles.set(i, pd.createAddressHandle(AddressVector.global(1, ctx.queryGid(1, host.gidIndex()), host.gidIndex())));
         }
-        shared.get(0).opcode(Opcode.RDMA_WRITE).sge(regions.get(0), 0, 64).rdma(target.remoteAddress(), target.rkey());
+        shared.reset(0).opcode(Opcode.RDMA_WRITE).sge(regions.get(0), 0, 64).rdma(target.remoteAddress(), target.rkey());
     }
 
     private QueuePair newQp(QpType type) {
@@ -155,10 +155,10 @@ final class MisuseStress implements AutoCloseable {
                         case "poll" -> cqs[r.nextInt(2)].poll(wcs);
                         case "close region" -> replaceRegion(r);
                         case "close address handle" -> replaceHandle(r);
-                        case "refill" -> fill(r, mine.get(r.nextInt(2)), inline, pairs.get(r.nextInt(PAIRS))[0]);
+                        case "refill" -> fill(r, mine.reset(r.nextInt(2)), inline, pairs.get(r.nextInt(PAIRS))[0]);
                         case "post the shared batch" -> {
                             if (r.nextInt(4) == 0) {
-                                fill(r, shared.get(0), inline, pairs.get(0)[0]);
+                                fill(r, shared.reset(0), inline, pairs.get(0)[0]);
                             }
                             pairs.get(r.nextInt(PAIRS))[0].postSend(shared, 1);
                         }
@@ -209,7 +209,7 @@ final class MisuseStress implements AutoCloseable {
 
     private void postSend(Random r, SendRequests mine, MemorySegment inline) {
         if (r.nextInt(4) == 0) {
-            mine.get(0).wrId(7).opcode(Opcode.SEND).flags(r.nextBoolean() ? SendFlags.SIGNALED : 0)
+            mine.reset(0).wrId(7).opcode(Opcode.SEND).flags(r.nextBoolean() ? SendFlags.SIGNALED : 0)
                     .sge(regions.get(r.nextInt(REGIONS)), 0, 256).ud(handles.get(r.nextInt(HANDLES)), udB.qpNum(), QueuePair.DEFAULT_QKEY);
             udA.postSend(mine, 1);
             return;
@@ -217,7 +217,7 @@ final class MisuseStress implements AutoCloseable {
         QueuePair qp = pairs.get(r.nextInt(PAIRS))[0];
         int n = 1 + r.nextInt(2);
         for (int i = 0; i < n; i++) {
-            fill(r, mine.get(i), inline, qp);
+            fill(r, mine.reset(i), inline, qp);
         }
         qp.postSend(mine, n);
     }

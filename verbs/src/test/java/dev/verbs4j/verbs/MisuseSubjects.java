@@ -61,7 +61,7 @@ final class MisuseSubjects {
         all.add(new MisuseSubject("SendRequests", SendRequests.class, MisuseFixture::sends, List.of(itself())));
         all.add(new MisuseSubject("ReceiveRequests", ReceiveRequests.class, MisuseFixture::recvs, List.of(itself())));
         all.add(new MisuseSubject("WorkCompletions", WorkCompletions.class, MisuseFixture::wcs, List.of(itself())));
-        all.add(new MisuseSubject("SendRequest", SendRequest.class, f -> f.sends().get(0),
+        all.add(new MisuseSubject("SendRequest", SendRequest.class, f -> f.sends().reset(0),
                 List.of(via("its batch", MisuseFixture::sends))));
         all.add(new MisuseSubject("ReceiveRequest", ReceiveRequest.class, f -> f.recvs().get(0),
                 List.of(via("its batch", MisuseFixture::recvs))));

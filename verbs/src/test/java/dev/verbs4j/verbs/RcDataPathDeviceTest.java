@@ -33,9 +33,9 @@ class RcDataPathDeviceTest {
             recvs.get(1).wrId(11).sge(p.mrB, 8192, 512);
             p.b.postReceive(recvs, 2);
 
-            sends.get(0).wrId(1).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(0xCAFEBABE)
+            sends.reset(0).wrId(1).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(0xCAFEBABE)
                     .sge(0, p.mrA, 0, 300).sge(1, p.mrA, 1000, 200);
-            sends.get(1).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).sge(p.mrA, 0, 8);
+            sends.reset(1).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED | SendFlags.SOLICITED).sge(p.mrA, 0, 8);
             p.a.postSend(sends, 2);
 
             assertThat(p.awaitSuccess(p.cqA, WcOpcode.SEND).wrId()).isEqualTo(1);
@@ -69,11 +69,11 @@ class RcDataPathDeviceTest {
             p.b.postReceive(recvs, 1);
 
             // A chain: write, read (fenced), write with immediate.
-            sends.get(0).wrId(1).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+            sends.reset(0).wrId(1).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                     .sge(p.mrA, 0, 4096).rdma(p.mrB.remoteAddress() + 16384, p.mrB.rkey());
-            sends.get(1).wrId(2).opcode(Opcode.RDMA_READ).flags(SendFlags.SIGNALED | SendFlags.FENCE)
+            sends.reset(1).wrId(2).opcode(Opcode.RDMA_READ).flags(SendFlags.SIGNALED | SendFlags.FENCE)
                     .sge(p.mrA, 8192, 4096).rdma(p.mrB.remoteAddress() + 32768, p.mrB.rkey());
-            sends.get(2).wrId(3).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(42)
+            sends.reset(2).wrId(3).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(42)
                     .sge(p.mrA, 0, 16).rdma(p.mrB.remoteAddress(), p.mrB.rkey());
             p.a.postSend(sends, 3);
 
@@ -103,14 +103,14 @@ class RcDataPathDeviceTest {
             target.set(ValueLayout.JAVA_LONG, 40960, 100L);
             long remote = p.mrB.remoteAddress() + 40960;
 
-            sends.get(0).wrId(1).opcode(Opcode.ATOMIC_FETCH_AND_ADD).flags(SendFlags.SIGNALED)
+            sends.reset(0).wrId(1).opcode(Opcode.ATOMIC_FETCH_AND_ADD).flags(SendFlags.SIGNALED)
                     .sge(p.mrA, 0, 8).atomic(remote, p.mrB.rkey(), 5, 0);
             p.a.postSend(sends, 1);
             assertThat(p.awaitSuccess(p.cqA, WcOpcode.FETCH_ADD).byteLength()).isEqualTo(8);
             assertThat(p.mrA.segment().get(ValueLayout.JAVA_LONG, 0)).isEqualTo(100L);
             assertThat(target.get(ValueLayout.JAVA_LONG, 40960)).isEqualTo(105L);
 
-            sends.get(0).wrId(2).opcode(Opcode.ATOMIC_CMP_AND_SWP).flags(SendFlags.SIGNALED)
+            sends.reset(0).wrId(2).opcode(Opcode.ATOMIC_CMP_AND_SWP).flags(SendFlags.SIGNALED)
                     .sge(p.mrA, 8, 8).atomic(remote, p.mrB.rkey(), 105, 7);
             p.a.postSend(sends, 1);
             p.awaitSuccess(p.cqA, WcOpcode.COMP_SWAP);
@@ -122,7 +122,7 @@ class RcDataPathDeviceTest {
             fill(unregistered, 0, 48, (byte) 'i');
             recvs.get(0).wrId(9).sge(p.mrB, 0, 64);
             p.b.postReceive(recvs, 1);
-            sends.get(0).wrId(3).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).inline(unregistered);
+            sends.reset(0).wrId(3).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).inline(unregistered);
             p.a.postSend(sends, 1);
             p.awaitSuccess(p.cqA, WcOpcode.SEND);
             assertThat(p.awaitSuccess(p.cqB, WcOpcode.RECV).byteLength()).isEqualTo(48);

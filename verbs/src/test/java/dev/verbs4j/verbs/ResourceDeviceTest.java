@@ -61,7 +61,7 @@ class ResourceDeviceTest {
                     MemoryRegion unchecked = pd.registerUnchecked(seg, Access.LOCAL_WRITE);
                     assertThat(unchecked.address()).isEqualTo(seg.address());
                     assertThat(unchecked.lkey()).isNotZero();
-                    sends.get(0).opcode(Opcode.SEND).sge(unchecked, 0, 8);
+                    sends.reset(0).opcode(Opcode.SEND).sge(unchecked, 0, 8);
                     MemoryRegion zeroBased = pd.registerUnchecked(seg, Access.LOCAL_WRITE | Access.REMOTE_WRITE, 0);
                     assertThat(zeroBased.remoteAddress()).isZero();
                     zeroBased.close();
@@ -90,7 +90,7 @@ class ResourceDeviceTest {
             assertThat(mem.scope().isAlive()).isFalse();
             arena.close(); // idempotent
             // and a region of the closed arena cannot be used
-            assertThatThrownBy(() -> sends.get(0).sge(whole, 0, 8)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> sends.reset(0).sge(whole, 0, 8)).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("is closed");
             assertThatThrownBy(() -> whole.reregister(Access.LOCAL_WRITE)).isInstanceOf(IllegalStateException.class);
             assertThatThrownBy(() -> pd.register(mem, Access.LOCAL_WRITE)).isInstanceOf(IllegalStateException.class)
@@ -107,7 +107,7 @@ class ResourceDeviceTest {
              SendRequests sends = new SendRequests(1, 1); ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
             RdmaArena arena = RdmaArena.ofShared();
             MemoryRegion mr = p.pdA.register(arena.allocate(4096, 4096), Access.LOCAL_WRITE);
-            sends.get(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 0, 8);
+            sends.reset(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 0, 8);
             recvs.get(0).wrId(2).sge(mr, 0, 4096);
             arena.close();
             assertThat(mr.isClosed()).isTrue();
@@ -118,7 +118,7 @@ class ResourceDeviceTest {
             // the queue pair is still good for requests that name live regions
             recvs.get(0).wrId(3).sge(p.mrB, 0, 64);
             p.b.postReceive(recvs, 1);
-            sends.get(0).wrId(4).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 8);
+            sends.reset(0).wrId(4).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 8);
             p.a.postSend(sends, 1);
             assertThat(p.awaitSuccess(p.cqA, WcOpcode.SEND).wrId()).isEqualTo(4);
             assertThat(p.awaitSuccess(p.cqB, WcOpcode.RECV).wrId()).isEqualTo(3);

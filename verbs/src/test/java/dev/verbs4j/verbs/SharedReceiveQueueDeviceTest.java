@@ -46,7 +46,7 @@ class SharedReceiveQueueDeviceTest {
 
             for (int i = 0; i < 3; i++) {
                 mr.segment().asSlice(40000 + i * 100L, 100).fill((byte) ('x' + i));
-                sends.get(0).wrId(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 40000 + i * 100L, 100);
+                sends.reset(0).wrId(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 40000 + i * 100L, 100);
                 clients[i].postSend(sends, 1);
             }
             Set<Integer> receivingQps = new HashSet<>();

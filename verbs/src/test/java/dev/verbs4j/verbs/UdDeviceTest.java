@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** UD send and receive through an address handle, and UC send. */
 @Tag(TestBed.TAG)
@@ -17,8 +18,11 @@ class UdDeviceTest {
         try (QpPair p = QpPair.unconnected(TestBed.hostA(), TestBed.hostB(), QpType.UD, init -> { });
              SendRequests sends = new SendRequests(1, 1);
              ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
+            assertThatThrownBy(() -> p.a.initConnected(1, Access.REMOTE_WRITE)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("initDatagram");
+            p.a.initDatagram(1, QueuePair.DEFAULT_QKEY);
+            p.b.init(1);
             for (QueuePair qp : new QueuePair[]{p.a, p.b}) {
-                qp.init(1);
                 qp.readyToReceive();
                 qp.readyToSend(0);
             }
@@ -27,7 +31,7 @@ class UdDeviceTest {
             recvs.get(0).wrId(3).sge(p.mrB, 0, GRH + 1024);
             p.b.postReceive(recvs, 1);
             try (AddressHandle ah = p.pdA.createAddressHandle(AddressVector.global(1, eb.gid(), p.gidA))) {
-                sends.get(0).wrId(4).opcode(Opcode.SEND_WITH_IMM).immediateData(77).flags(SendFlags.SIGNALED)
+                sends.reset(0).wrId(4).opcode(Opcode.SEND_WITH_IMM).immediateData(77).flags(SendFlags.SIGNALED)
                         .sge(p.mrA, 0, 256).ud(ah, eb.qpn(), QueuePair.DEFAULT_QKEY);
                 p.a.postSend(sends, 1);
                 p.awaitSuccess(p.cqA, WcOpcode.SEND);
@@ -45,7 +49,7 @@ class UdDeviceTest {
             RcDataPathDeviceTest.fill(p.mrB.segment(), 4096, 100, (byte) 'r');
             try (AddressHandle reply = p.pdB.createAddressHandle(wc, p.mrB.segment().asSlice(0, GRH), 1)) {
                 assertThat(reply.destination()).isNull();
-                sends.get(0).wrId(6).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
+                sends.reset(0).wrId(6).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
                         .sge(p.mrB, 4096, 100).ud(reply, p.a.qpNum(), QueuePair.DEFAULT_QKEY);
                 p.b.postSend(sends, 1);
                 p.awaitSuccess(p.cqB, WcOpcode.SEND);
@@ -65,8 +69,8 @@ class UdDeviceTest {
             RcDataPathDeviceTest.fill(p.mrA.segment(), 0, 2048, (byte) 'c');
             recvs.get(0).wrId(1).sge(p.mrB, 0, 2048);
             p.b.postReceive(recvs, 1);
-            sends.get(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 2048);
-            sends.get(1).wrId(3).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 1024)
+            sends.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 2048);
+            sends.reset(1).wrId(3).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(p.mrA, 0, 1024)
                     .rdma(p.mrB.remoteAddress() + 8192, p.mrB.rkey());
             p.a.postSend(sends, 2);
             p.awaitSuccess(p.cqA, WcOpcode.SEND);

@@ -30,7 +30,7 @@ class XrcArgumentsTest {
     void theRemoteSrqNumberLandsInQpTypeXrcAndHas24Bits() {
         try (SendRequests batch = new SendRequests(2, 1)) {
             MemorySegment wrs = batch.requests();
-            SendRequest wr = batch.at(1);
+            SendRequest wr = batch.get(1);
             assertThat(wr.xrcRemoteSrqNumber(0xabcdef)).isSameAs(wr);
             MemorySegment second = wrs.asSlice(ibv_send_wr.sizeof(), ibv_send_wr.sizeof());
             assertThat(ibv_send_wr.qp_type.xrc.remote_srqn(ibv_send_wr.qp_type.xrc(ibv_send_wr.qp_type(second))))
@@ -43,7 +43,7 @@ class XrcArgumentsTest {
                 assertThatThrownBy(() -> wr.xrcRemoteSrqNumber(bad)).isInstanceOf(IllegalArgumentException.class)
                         .hasMessageContaining("24 bits");
             }
-            batch.get(1);
+            batch.reset(1);
             assertThat(ibv_send_wr.qp_type.xrc.remote_srqn(ibv_send_wr.qp_type.xrc(ibv_send_wr.qp_type(second))))
                     .as("a reused request starts without a remote SRQ").isZero();
         }

@@ -342,7 +342,7 @@ public final class VipVi implements AutoCloseable {
                     case VipControl.OP_RDMAREAD -> Opcode.RDMA_READ;
                     default -> imm ? Opcode.SEND_WITH_IMM : Opcode.SEND;
                 };
-                SendRequest wr = sendWr.get(0).wrId(q.wrId(p)).opcode(opcode)
+                SendRequest wr = sendWr.reset(0).wrId(q.wrId(p)).opcode(opcode)
                         .flags(SendFlags.SIGNALED | ((control & VipControl.QFENCE) != 0 ? SendFlags.FENCE : 0));
                 if (imm) {
                     wr.immediateData(d.immediateData());

@@ -69,7 +69,7 @@ public class LoopbackBenchmark {
         MemoryRegion mrA = pd.allocateRegion(4096, Access.LOCAL_WRITE);
         MemoryRegion mrB = pd.allocateRegion(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
         sends = new SendRequests(1, 1);
-        wr = sends.get(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(mrA, 0, SIZE)
+        wr = sends.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(mrA, 0, SIZE)
                 .rdma(mrB.remoteAddress(), mrB.rkey());
         wcs = new WorkCompletions(1);
     }

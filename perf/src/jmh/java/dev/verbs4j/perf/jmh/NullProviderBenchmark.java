@@ -84,10 +84,10 @@ public class NullProviderBenchmark {
         qp = provider.queuePair();
         cq = provider.completionQueue();
         sends = new SendRequests(1, 1);
-        wr = sends.get(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
+        wr = sends.reset(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
         wcs = new WorkCompletions(1);
         confinedSends = SendRequests.confined(1, 1);
-        confinedWr = confinedSends.get(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
+        confinedWr = confinedSends.reset(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
         confinedWcs = WorkCompletions.confined(1);
         arena = Arena.ofConfined();
         rawCq = provider.nativeObject(2);

@@ -40,7 +40,7 @@ class NullProviderTest {
             long polled = 0;
             for (int round = 0; round < n / 8; round++) {
                 for (int i = 0; i < 8; i++) {
-                    sends.get(i).wrId(next++).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
+                    sends.reset(i).wrId(next++).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
                             .sge(np.memoryRegion(), 64L * i, 64 + i);
                 }
                 np.queuePair().postSend(sends, 8);   // one chain of eight
@@ -67,7 +67,7 @@ class NullProviderTest {
     void aRefusedPostNamesTheWorkRequestAndErrno() {
         try (NullProvider np = NullProvider.open();
              SendRequests sends = new SendRequests(1, 1)) {
-            SendRequest wr = sends.get(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(np.memoryRegion(), 0, 8);
+            SendRequest wr = sends.reset(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(np.memoryRegion(), 0, 8);
             for (int i = 0; i < NullProvider.DEPTH; i++) {
                 wr.wrId(i);
                 np.queuePair().postSend(sends, 1);
@@ -94,7 +94,7 @@ class NullProviderTest {
         try (NullProvider second = NullProvider.open();
              SendRequests sends = new SendRequests(1, 1);
              WorkCompletions wcs = new WorkCompletions(1)) {
-            sends.get(0).wrId(7).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(second.memoryRegion(), 0, 8);
+            sends.reset(0).wrId(7).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(second.memoryRegion(), 0, 8);
             second.queuePair().postSend(sends, 1);
             assertThat(second.completionQueue().poll(wcs)).isEqualTo(1);
             assertThat(wcs.get(0).wrId()).isEqualTo(7);

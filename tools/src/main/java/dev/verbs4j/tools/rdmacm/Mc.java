@@ -173,7 +173,7 @@ public final class Mc {
             for (int i = 0; i < count; i++) {
                 MemorySegment msg = buf.asSlice((long) i * length, length);
                 fill(msg);
-                sr.get(0).wrId(i).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(qp.qpNum())
+                sr.reset(0).wrId(i).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(qp.qpNum())
                         .ud(ah, ud.qpNum(), ud.qkey()).sge(mr, (long) i * length, length);
                 qp.postSend(sr, 1);
                 WorkCompletion wc = pollOne(cq, wcs, "the completion of message " + (i + 1));

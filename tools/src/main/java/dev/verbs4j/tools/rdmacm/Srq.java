@@ -259,7 +259,7 @@ public final class Srq {
         QueuePair qp = conns.get(index).queuePair();
         CompletionQueue cq = sendCqs.get(index);
         try (SendRequests sr = new SendRequests(1, 1)) {
-            sr.get(0).wrId(index).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(sendMr, 0, length);
+            sr.reset(0).wrId(index).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(sendMr, 0, length);
             qp.postSend(sr, 1);
         }
         long deadline = System.nanoTime() + limit.toNanos();

@@ -112,7 +112,7 @@ final class PingPong extends PingPongBase {
 
         int sendOffset = transport == Transport.UD ? GRH_BYTES : 0;
         send = new SendRequests(1, 1);
-        var wr = send.get(0).wrId(SEND_WRID).opcode(Opcode.SEND).flags(sendFlags).sge(mr, sendOffset, (int) size);
+        var wr = send.reset(0).wrId(SEND_WRID).opcode(Opcode.SEND).flags(sendFlags).sge(mr, sendOffset, (int) size);
         if (transport == Transport.UD) {
             wr.ud(ah, remote.qpn(), UD_QKEY);
         }

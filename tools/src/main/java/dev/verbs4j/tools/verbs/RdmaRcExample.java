@@ -177,7 +177,7 @@ public final class RdmaRcExample {
             if (gidIndex >= 0) {
                 out.print("Remote GID = " + HexFormat.ofDelimiter(":").formatHex(remoteGid) + "\n");
             }
-            qp.init(ibPort, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
+            qp.initConnected(ibPort, Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE);
             if (client) {
                 recvs.get(0).wrId(0).sge(mr, 0, MSG_SIZE);
                 qp.postReceive(recvs, 1);
@@ -223,9 +223,9 @@ public final class RdmaRcExample {
     }
 
     private void post(QueuePair qp, SendRequests sends, MemoryRegion mr, Opcode opcode, long remoteAddr, int rkey) {
-        sends.get(0).wrId(0).opcode(opcode).flags(SendFlags.SIGNALED).sge(mr, 0, MSG_SIZE);
+        sends.reset(0).wrId(0).opcode(opcode).flags(SendFlags.SIGNALED).sge(mr, 0, MSG_SIZE);
         if (opcode != Opcode.SEND) {
-            sends.at(0).rdma(remoteAddr, rkey);
+            sends.get(0).rdma(remoteAddr, rkey);
         }
         qp.postSend(sends, 1);
         out.print(switch (opcode) {

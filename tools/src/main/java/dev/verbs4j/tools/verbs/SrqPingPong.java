@@ -107,7 +107,7 @@ public final class SrqPingPong extends PingPongBase {
         }
 
         send = new SendRequests(1, 1);
-        send.get(0).wrId(SEND_WRID).opcode(Opcode.SEND).flags(sendFlags).sge(mr, 0, (int) size);
+        send.reset(0).wrId(SEND_WRID).opcode(Opcode.SEND).flags(sendFlags).sge(mr, 0, (int) size);
         wcs = new WorkCompletions(Math.max(1, numWc));
         pingPong(qpCount, 0);
         return closeAll();

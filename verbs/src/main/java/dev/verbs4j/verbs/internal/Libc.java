@@ -1,5 +1,7 @@
 package dev.verbs4j.verbs.internal;
 
+import dev.verbs4j.verbs.VerbsException;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -62,7 +64,7 @@ public final class Libc {
                     if (errno == EINTR) {
                         continue;
                     }
-                    throw new IllegalStateException("poll failed: errno " + errno);
+                    throw new VerbsException("poll", errno, null);
                 }
                 if (n == 0) {
                     return -1;
@@ -85,7 +87,7 @@ public final class Libc {
             MemorySegment capture = Native.captureSegment(arena);
             int fd = (int) EVENTFD.invokeExact(capture, 0, EFD_CLOEXEC | EFD_NONBLOCK);
             if (fd < 0) {
-                throw new IllegalStateException("eventfd failed: errno " + Native.errno(capture));
+                throw new VerbsException("eventfd", Native.errno(capture), null);
             }
             return fd;
         } catch (Throwable t) {
@@ -121,11 +123,11 @@ public final class Libc {
             MemorySegment capture = Native.captureSegment(arena);
             int flags = (int) FCNTL.invokeExact(capture, fd, F_GETFL, 0);
             if (flags < 0) {
-                throw new IllegalStateException("fcntl(F_GETFL) failed: errno " + Native.errno(capture));
+                throw new VerbsException("fcntl", Native.errno(capture), "F_GETFL of fd " + fd);
             }
             flags = nonBlocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
             if ((int) FCNTL.invokeExact(capture, fd, F_SETFL, flags) < 0) {
-                throw new IllegalStateException("fcntl(F_SETFL) failed: errno " + Native.errno(capture));
+                throw new VerbsException("fcntl", Native.errno(capture), "F_SETFL of fd " + fd);
             }
         } catch (Throwable t) {
             throw Ibv.unchecked(t);

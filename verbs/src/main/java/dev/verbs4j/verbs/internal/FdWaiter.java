@@ -1,0 +1,125 @@
+package dev.verbs4j.verbs.internal;
+
+import dev.verbs4j.verbs.Errno;
+import dev.verbs4j.verbs.VerbsException;
+
+import java.time.Duration;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+/**
+ * Sleeping until a non-blocking file descriptor (a completion channel's, a context's async event
+ * descriptor, a connection manager channel's) is readable, with a timeout, and waking every
+ * sleeper when its owner closes: {@code poll(2)} on the descriptor and an eventfd of its own.
+ * Sleepers are counted, so that {@link #close} returns only once every one has left and no
+ * thread polls a descriptor that is being closed. Owns the eventfd, which {@link #close} closes;
+ * the watched descriptor belongs to the caller.
+ */
+public final class FdWaiter {
+
+    private final int wakeFd;
+    private final int[] pollFds;
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled when the last sleeper has left. */
+    private final Condition idle = lock.newCondition();
+    private int sleepers;
+    /** Set by {@link #wake}: every later sleep returns at once (the eventfd stays readable). */
+    private volatile boolean woken;
+    private boolean closed;
+
+    /** A waiter on {@code fd}, which the caller keeps open until {@link #close} has returned. */
+    public FdWaiter(int fd) {
+        this.wakeFd = Libc.eventfd();
+        this.pollFds = new int[]{fd, wakeFd};
+    }
+
+    /**
+     * Calls {@code attempt} until it returns a result, sleeping in between until the descriptor is
+     * readable; null once {@code timeout} has passed. {@code attempt} throws when the owner is
+     * closed: a close wakes the sleeper, whose next attempt throws.
+     */
+    public <T> T await(Duration timeout, Supplier<T> attempt) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            T result = attempt.get();
+            if (result != null) {
+                return result;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return null;
+            }
+            sleep((int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+        }
+    }
+
+    /**
+     * Sleeps until the descriptor is readable, {@link #wake} is called (now or before), or
+     * {@code timeoutMillis} have passed (-1: no limit).
+     */
+    public void sleep(int timeoutMillis) {
+        lock.lock();
+        try {
+            sleepers++;
+        } finally {
+            lock.unlock();
+        }
+        try {
+            // a wake-up that came before the count went up is seen here; one after it is seen by poll
+            if (!woken) {
+                Libc.pollReadable(pollFds, timeoutMillis);
+            }
+        } finally {
+            lock.lock();
+            try {
+                if (--sleepers == 0) {
+                    idle.signalAll();
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * The outcome of a failed non-blocking take of an event: true when {@code errno} says that
+     * none is pending (EAGAIN), else a {@link VerbsException} naming {@code function}.
+     */
+    public static boolean nonePending(int errno, String function, String detail) {
+        if (errno == Errno.EAGAIN) {
+            return true;
+        }
+        throw new VerbsException(function, errno, detail);
+    }
+
+    /** Wakes the sleepers, now and in every later {@link #sleep}. */
+    public void wake() {
+        lock.lock();
+        try {
+            if (!closed && !woken) {
+                woken = true;
+                Libc.signal(wakeFd);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Wakes the sleepers, waits until they have left and closes the eventfd; idempotent. */
+    public void close() {
+        wake();
+        lock.lock();
+        try {
+            while (sleepers > 0) {
+                idle.awaitUninterruptibly();
+            }
+            if (!closed) {
+                closed = true;
+                Libc.close(wakeFd);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+}

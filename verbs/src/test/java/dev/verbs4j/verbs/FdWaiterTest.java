@@ -1,0 +1,80 @@
+package dev.verbs4j.verbs;
+
+import dev.verbs4j.verbs.internal.FdWaiter;
+import dev.verbs4j.verbs.internal.Libc;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The descriptor wait behind the completion channel, the async events and the CM event channel, on an eventfd. */
+@Timeout(30)
+class FdWaiterTest {
+
+    private int fd;
+    private FdWaiter waiter;
+
+    @BeforeEach
+    void open() {
+        fd = Libc.eventfd();
+        waiter = new FdWaiter(fd);
+    }
+
+    @AfterEach
+    void close() {
+        waiter.close();
+        Libc.close(fd);
+    }
+
+    @Test
+    void anAttemptThatNeverSucceedsEndsInNullAfterTheTimeout() {
+        AtomicInteger attempts = new AtomicInteger();
+        long start = System.nanoTime();
+        assertThat(waiter.<String>await(Duration.ofMillis(100), () -> {
+            attempts.incrementAndGet();
+            return null;
+        })).isNull();
+        assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(Duration.ofMillis(100).toNanos());
+        assertThat(attempts).hasValueGreaterThanOrEqualTo(1);
+    }
+
+    @Test
+    void aReadableDescriptorEndsTheSleepAndTheNextAttemptSucceeds() {
+        AtomicInteger attempts = new AtomicInteger();
+        CompletableFuture<String> result = CompletableFuture.supplyAsync(() -> waiter.await(Duration.ofMinutes(1),
+                () -> attempts.incrementAndGet() > 1 ? "event" : null));
+        while (attempts.get() == 0) {
+            Thread.onSpinWait();
+        }
+        Libc.signal(fd);
+        assertThat(result.join()).isEqualTo("event");
+    }
+
+    @Test
+    void closeWakesTheSleepersAndWaitsForThem() {
+        CompletableFuture<Void> sleeper = CompletableFuture.runAsync(() -> waiter.sleep(-1));
+        waiter.close();
+        sleeper.join();
+        assertThat(sleeper).isDone();
+    }
+
+    @Test
+    void afterAWakeUpEverySleepReturnsAtOnceAndAWakeUpAfterCloseIsIgnored() {
+        waiter.wake();
+        waiter.sleep(-1);
+        waiter.sleep(-1);
+        waiter.close();
+        waiter.wake();
+        waiter.sleep(-1);
+        assertThatThrownBy(() -> waiter.await(Duration.ofMinutes(1), () -> {
+            throw new IllegalStateException("closed");
+        })).isInstanceOf(IllegalStateException.class);
+    }
+}
