@@ -93,7 +93,7 @@ final class CmControlChannel implements Wire.Channel {
     private void post(byte[] data) throws IOException {
         MemorySegment s = mr.segment();
         s.asSlice(1024, data.length).copyFrom(MemorySegment.ofArray(data));
-        send.get(0).wrId(SEND_WRID).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 1024, data.length);
+        send.reset(0).wrId(SEND_WRID).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 1024, data.length);
         try {
             id.queuePair().postSend(send, 1);
         } catch (RuntimeException e) {

@@ -45,7 +45,7 @@ final class CmDatagram {
 
     /** Tells the peer this QP's number: a 4-byte SEND with the QPN as immediate data, waited for. */
     void sendQpn(int i) throws Exit {
-        SendRequest wr = res.sends(i).get(0).wrId(0).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
+        SendRequest wr = res.sends(i).reset(0).wrId(0).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
                 .sge(res.mr(), res.localOffset(i), 4).immediateData(res.qp(i).qpNum());
         wr.ud(res.ah(i), res.peerQpn(i), res.peerQkey(i));
         try {

@@ -59,19 +59,19 @@ final class DataPath {
 
     /** QP 0's one request, signaled: a SEND of {@code size} bytes from its send area. */
     void prepareSend(long size) {
-        datagram(res.sends(0).get(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, res.localOffset(0), (int) size), 0);
+        datagram(res.sends(0).reset(0).wrId(0).opcode(Opcode.SEND).flags(flags(size)).sge(mr, res.localOffset(0), (int) size), 0);
     }
 
     /** QP 0's one request, signaled: an RDMA WRITE of {@code size} bytes into the peer's area. */
     void prepareWrite(long size) {
         Wire.Dest r = res.peer(0);
-        res.sends(0).get(0).wrId(0).opcode(Opcode.RDMA_WRITE).flags(flags(size)).sge(mr, res.localOffset(0), (int) size)
+        res.sends(0).reset(0).wrId(0).opcode(Opcode.RDMA_WRITE).flags(flags(size)).sge(mr, res.localOffset(0), (int) size)
                 .rdma(r.vaddr(), r.rkey());
     }
 
     /** QP 0's one request, signaled and never inline: an RDMA READ of {@code size} bytes, or the atomic. */
     void prepareRead(long size) {
-        SendRequest wr = res.sends(0).get(0).wrId(0).flags(SendFlags.SIGNALED).sge(mr, res.localOffset(0), (int) size);
+        SendRequest wr = res.sends(0).reset(0).wrId(0).flags(SendFlags.SIGNALED).sge(mr, res.localOffset(0), (int) size);
         if (o.verb == Verb.READ) {
             wr.opcode(Opcode.RDMA_READ).rdma(res.peer(0).vaddr(), res.peer(0).rkey());
         } else {
@@ -88,7 +88,7 @@ final class DataPath {
         for (int i = 0; i < o.numQps; i++) {
             Wire.Dest r = res.peer(i);
             for (int k = 0; k < list; k++) {
-                SendRequest wr = res.sends(i).get(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
+                SendRequest wr = res.sends(i).reset(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
                         .sge(mr, res.localOffset(i), (int) size);
                 switch (o.verb) {
                     case SEND -> datagram(wr.opcode(Opcode.SEND), i);
@@ -103,7 +103,7 @@ final class DataPath {
 
     /** Sets the flags of request {@code k} of queue pair {@code i}'s post list. */
     void flags(int i, int k, int flags) {
-        res.sends(i).at(k).flags(flags);
+        res.sends(i).get(k).flags(flags);
     }
 
     /** UD: addresses a SEND of queue pair {@code i} to the peer's queue pair. */

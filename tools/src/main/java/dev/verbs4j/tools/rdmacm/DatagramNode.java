@@ -156,7 +156,7 @@ final class DatagramNode {
         QueuePair qp = id.queuePair();
         try (SendRequests sr = new SendRequests(1, 1)) {
             for (int i = 0; i < test.messageCount; i++) {
-                sr.get(0).wrId(i).opcode(Opcode.SEND_WITH_IMM).flags(flags.applyAsInt(i)).immediateData(qp.qpNum())
+                sr.reset(0).wrId(i).opcode(Opcode.SEND_WITH_IMM).flags(flags.applyAsInt(i)).immediateData(qp.qpNum())
                         .ud(ah, remoteQpn, remoteQkey).sge(mr, 0, test.messageSize);
                 qp.postSend(sr, 1);
             }

@@ -60,15 +60,15 @@ final class PingBuffers implements AutoCloseable {
             throw e;
         }
         b.recvWr.get(0).sge(b.recvMr, 0, RdmaInfo.SIZE);
-        b.sendWr.get(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(b.sendMr, 0, RdmaInfo.SIZE);
-        b.rdmaWr.get(0).flags(SendFlags.SIGNALED).sge(b.rdmaMr, 0, size);
+        b.sendWr.reset(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(b.sendMr, 0, RdmaInfo.SIZE);
+        b.rdmaWr.reset(0).flags(SendFlags.SIGNALED).sge(b.rdmaMr, 0, size);
         return b;
     }
 
     /** Points the RDMA work request at {@code length} bytes of the remote buffer {@code remote}. */
     void aimRdma(Opcode opcode, RdmaInfo remote, int length) {
-        rdmaWr.at(0).opcode(opcode).rdma(remote.address(), remote.rkey());
-        rdmaWr.at(0).sge(rdmaMr, 0, length);
+        rdmaWr.get(0).opcode(opcode).rdma(remote.address(), remote.rkey());
+        rdmaWr.get(0).sge(rdmaMr, 0, length);
     }
 
     /** The length of the C string in the RDMA buffer. */
