@@ -4,7 +4,6 @@ import dev.verbs4j.perf.tools.Perftest.Exit;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.WorkCompletion;
 
-import java.io.PrintStream;
 
 /**
  * The bandwidth tests: streams of operations on every queue pair, at most {@code -t} outstanding
@@ -13,32 +12,16 @@ import java.io.PrintStream;
  * {@code -b} both sides stream and their results are added. With {@code -D} the streams are
  * {@link DurationMode}'s.
  */
-final class BandwidthLoops {
+final class BandwidthLoops extends MeasurementLoops {
 
     /** How long the ib_send_bw server waits for a message before it gives up. */
     private static final long RECEIVE_TIMEOUT_NANOS = 120_000_000_000L;
 
-    private final PerfOptions o;
-    private final PrintStream err;
-    private final PerftestResources res;
-    private final DataPath path;
-    private final KeyExchange keys;
-    private final PerfReport report;
     private final DurationMode duration;
 
-    BandwidthLoops(PerfOptions o, PrintStream err, PerftestResources res, DataPath path, KeyExchange keys, PerfReport report,
-            DurationMode duration) {
-        this.o = o;
-        this.err = err;
-        this.res = res;
-        this.path = path;
-        this.keys = keys;
-        this.report = report;
+    BandwidthLoops(RunParts run, DurationMode duration) {
+        super(run);
         this.duration = duration;
-    }
-
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
     }
 
     // ---- the tests ----

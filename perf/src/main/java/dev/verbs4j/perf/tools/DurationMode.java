@@ -4,7 +4,6 @@ import dev.verbs4j.perf.tools.Perftest.Exit;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.WorkCompletion;
 
-import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
@@ -14,7 +13,7 @@ import java.lang.invoke.VarHandle;
  * until this side's clock ({@link Phases}) ends, and only what completes in the sample window
  * counts. What is still in flight at the end is left to the tear-down.
  */
-final class DurationMode {
+final class DurationMode extends MeasurementLoops {
 
     /**
      * The clock of duration mode, perftest's alarm states by the time: a warm-up margin
@@ -51,22 +50,8 @@ final class DurationMode {
 
     private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
 
-    private final PerfOptions o;
-    private final PrintStream err;
-    private final PerftestResources res;
-    private final DataPath path;
-    private final PerfReport report;
-
-    DurationMode(PerfOptions o, PrintStream err, PerftestResources res, DataPath path, PerfReport report) {
-        this.o = o;
-        this.err = err;
-        this.res = res;
-        this.path = path;
-        this.report = report;
-    }
-
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    DurationMode(RunParts run) {
+        super(run);
     }
 
     private Phases startClock(long now) {

@@ -115,14 +115,16 @@ final class Perftest {
     int sequence() throws Exit {
         boolean lat = o.kind == Kind.LAT;
         PerfReport report = new PerfReport(o, out, err, resources);
-        DurationMode duration = new DurationMode(o, err, resources, path, report);
+        RunParts run = new RunParts(o, out, err, resources, path, keys, report);
+        DurationMode duration = new DurationMode(run);
         switch (o.verb) {
             case SEND -> {
                 keys.keysAll();
                 connect(lat || o.isClient() || o.duplex);
                 keys.barrier();
                 keys.printAddresses();
-                return lat ? latency(report, duration).sendLatency() : bandwidth(report, duration).sendBandwidth();
+                return lat ? new LatencyLoops(run, duration).sendLatency()
+                        : new BandwidthLoops(run, duration).sendBandwidth();
             }
             case WRITE, READ, ATOMIC -> {
                 if (lat) {
@@ -133,21 +135,13 @@ final class Perftest {
                 keys.printAddresses();
                 keys.barrier();
                 if (lat) {
-                    LatencyLoops loops = latency(report, duration);
+                    LatencyLoops loops = new LatencyLoops(run, duration);
                     return o.verb == Verb.WRITE ? loops.writeLatency() : loops.readLatency();
                 }
-                return bandwidth(report, duration).rdmaBandwidth();
+                return new BandwidthLoops(run, duration).rdmaBandwidth();
             }
             default -> throw new IllegalStateException();
         }
-    }
-
-    private LatencyLoops latency(PerfReport report, DurationMode duration) {
-        return new LatencyLoops(o, out, err, resources, path, keys, report, duration);
-    }
-
-    private BandwidthLoops bandwidth(PerfReport report, DurationMode duration) {
-        return new BandwidthLoops(o, err, resources, path, keys, report, duration);
     }
 
     /** RTR for every queue pair (and RTS when {@code send}); RDMA CM connected them already. */
