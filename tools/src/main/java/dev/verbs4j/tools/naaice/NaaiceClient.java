@@ -29,18 +29,11 @@ public final class NaaiceClient {
     }
 
     private static void usage(PrintStream out) {
-        out.print("""
-                Usage: naaice-client -a ADDRESS [OPTIONS]
-                  -a, --address=ADDRESS   the NAA's address
-                  -p, --port=PORT         the NAA's port (default 12345)
-                  -l, --local=ADDRESS     the local address to connect from
+        out.print("Usage: naaice-client -a ADDRESS [OPTIONS]\n" + CommonOptions.NAA_USAGE + """
                   -f, --fncode=F          function code 1..127 (default 1)
                   -s, --sizes=N,N,...     parameter sizes in bytes (k, m, g suffixes), each an input/output region (default 1024)
                   -n, --repeat=N          RPCs on the connection (default 1)
-                  -t, --timeout=SECONDS   timeout of each step (default 60)
-                  -v, --verbose           log more (DEBUG as well as INFO)
-                  -q, --quiet             log warnings and errors only
-                  -h, --help              this text
+                """ + CommonOptions.CLIENT_USAGE_TAIL + """
                 Parameter i starts filled with the byte 10+i; for functions 1, 2 (add 1, 2) and 3 (no-op) the results are checked.
                 """);
     }
@@ -64,7 +57,7 @@ public final class NaaiceClient {
         List<Long> sizes = List.of(1024L);
         int repeat = 1;
         Duration timeout = Duration.ofSeconds(60);
-        int verbosity = 0;
+        CommonOptions common = new CommonOptions(out, out, NaaiceClient::usage);
         int c;
         while ((c = g.next(err)) != -1) {
             switch (c) {
@@ -81,15 +74,11 @@ public final class NaaiceClient {
                 }
                 case 'n' -> repeat = Integer.parseInt(g.argument());
                 case 't' -> timeout = Duration.ofSeconds(Long.parseLong(g.argument()));
-                case 'v' -> verbosity++;
-                case 'q' -> verbosity--;
-                case 'h' -> {
-                    usage(out);
-                    return 0;
-                }
                 default -> {
-                    usage(out);
-                    return 2;
+                    int end = common.take(c);
+                    if (end != CommonOptions.GO_ON) {
+                        return end;
+                    }
                 }
             }
         }
@@ -97,7 +86,7 @@ public final class NaaiceClient {
             usage(out);
             return 2;
         }
-        OperatorLog.verbosity(verbosity);
+        OperatorLog.verbosity(common.verbosity());
         int add = switch (fn) {
             case 1 -> 1;
             case 2 -> 2;

@@ -54,7 +54,7 @@ public final class NaaiceServer {
         String bind = null;
         NaaServer.Builder b = NaaServer.builder().logEachRpc(true);
         long duration = -1;
-        int verbosity = 0;
+        CommonOptions common = new CommonOptions(out, err, NaaiceServer::usage);
         int c;
         while ((c = g.next(err)) != -1) {
             switch (c) {
@@ -64,19 +64,15 @@ public final class NaaiceServer {
                 case 'r' -> b.maxRegions(Integer.parseInt(g.argument()));
                 case 'm' -> b.maxBytes(Sizes.parse(g.argument()));
                 case 'd' -> duration = Long.parseLong(g.argument());
-                case 'v' -> verbosity++;
-                case 'q' -> verbosity--;
-                case 'h' -> {
-                    usage(out);
-                    return 0;
-                }
                 default -> {
-                    usage(err);
-                    return 2;
+                    int end = common.take(c);
+                    if (end != CommonOptions.GO_ON) {
+                        return end;
+                    }
                 }
             }
         }
-        OperatorLog.verbosity(verbosity);
+        OperatorLog.verbosity(common.verbosity());
         InetSocketAddress address = bind == null ? new InetSocketAddress(port) : new InetSocketAddress(InetAddress.getByName(bind), port);
         NaaServer server = b.bind(address).start();
         out.println("naaice-server: listening on " + address + " (port " + server.port() + ")");
