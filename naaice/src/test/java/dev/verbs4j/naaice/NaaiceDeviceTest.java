@@ -90,7 +90,7 @@ class NaaiceDeviceTest {
     }
 
     static void assertAll(MemorySegment s, int v) {
-        long at = NaaiceTestSupport.firstDifference(s, (byte) v);
+        long at = ReferenceKernels.firstDifference(s, (byte) v);
         if (at >= 0) {
             throw new AssertionError("byte " + at + " of " + s.byteSize() + " is " + (s.get(ValueLayout.JAVA_BYTE, at) & 0xff)
                     + ", expected " + (v & 0xff));

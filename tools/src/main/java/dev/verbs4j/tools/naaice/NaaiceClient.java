@@ -2,6 +2,7 @@ package dev.verbs4j.tools.naaice;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.NaaiceException;
+import dev.verbs4j.naaice.ReferenceKernels;
 import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.OperatorLog;
@@ -9,7 +10,6 @@ import dev.verbs4j.tools.Sizes;
 import dev.verbs4j.verbs.RdmaArena;
 
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -127,7 +127,7 @@ public final class NaaiceClient {
                         int bad = 0;
                         for (int i = 0; i < params.size(); i++) {
                             byte want = (byte) (10 + i + add * r);
-                            long at = firstDifference(params.get(i), want);
+                            long at = ReferenceKernels.firstDifference(params.get(i), want);
                             if (at >= 0) {
                                 bad++;
                                 out.printf("RPC %d: parameter %d differs at byte %d: %d, expected %d%n", r, i, at,
@@ -145,22 +145,6 @@ public final class NaaiceClient {
                 return 1;
             }
             return failures == 0 ? 0 : 1;
-        }
-    }
-
-    private static long firstDifference(MemorySegment s, byte want) {
-        try (Arena arena = Arena.ofConfined()) {
-            int chunk = 1 << 20;
-            MemorySegment w = arena.allocate(Math.min(chunk, Math.max(1, s.byteSize())));
-            w.fill(want);
-            for (long at = 0; at < s.byteSize(); at += chunk) {
-                long n = Math.min(chunk, s.byteSize() - at);
-                long m = MemorySegment.mismatch(s, at, at + n, w, 0, n);
-                if (m >= 0) {
-                    return at + m;
-                }
-            }
-            return -1;
         }
     }
 }
