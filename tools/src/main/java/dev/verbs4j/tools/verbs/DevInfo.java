@@ -73,11 +73,8 @@ public final class DevInfo {
                 }
             }
         }
-        List<Device> devices;
-        try {
-            devices = Device.list();
-        } catch (VerbsException e) {
-            err.print("Failed to get IB devices list: " + Errno.message(e.errno()) + "\n");
+        List<Device> devices = devices();
+        if (devices == null) {
             return -1;
         }
         int ret = 0;
@@ -102,11 +99,8 @@ public final class DevInfo {
     }
 
     private int list() {
-        List<Device> devices;
-        try {
-            devices = Device.list();
-        } catch (VerbsException e) {
-            err.print("Failed to get IB devices list: " + Errno.message(e.errno()) + "\n");
+        List<Device> devices = devices();
+        if (devices == null) {
             return -1;
         }
         out.print(devices.size() + " HCA" + (devices.size() != 1 ? "s" : "") + " found:\n");
@@ -115,6 +109,16 @@ public final class DevInfo {
         }
         out.print("\n");
         return 0;
+    }
+
+    /** The devices, or null when the list failed (as printed to the error stream). */
+    private List<Device> devices() {
+        try {
+            return Device.list();
+        } catch (VerbsException e) {
+            err.print("Failed to get IB devices list: " + Errno.message(e.errno()) + "\n");
+            return null;
+        }
     }
 
     private void usage() {
