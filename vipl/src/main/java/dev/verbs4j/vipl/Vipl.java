@@ -834,10 +834,7 @@ public final class Vipl {
      *         (or in memory whose arena is closed, or confined to another thread)
      */
     public static VipReturn postSend(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
-        if (bad(vi) || badDescriptor(descriptor)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.post(descriptor, memHandle, false);
+        return post(vi, descriptor, memHandle, false);
     }
 
     /**
@@ -846,10 +843,14 @@ public final class Vipl {
      * DESC_FLUSHED_ERROR. An RDMA operation on the receive queue is a FORMAT_ERROR.
      */
     public static VipReturn postRecv(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
+        return post(vi, descriptor, memHandle, true);
+    }
+
+    private static VipReturn post(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle, boolean receive) {
         if (bad(vi) || badDescriptor(descriptor)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        return vi.post(descriptor, memHandle, true);
+        return vi.post(descriptor, memHandle, receive);
     }
 
     /**
@@ -861,18 +862,19 @@ public final class Vipl {
      *         into it; the same holds for the Wait functions, and a Notify handler is not called for it)
      */
     public static VipReturn sendDone(VipVi vi, VipDescriptor out) {
-        if (bad(vi) || out == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.send.done(out);
+        return done(vi, false, out);
     }
 
     /** VipRecvDone (§9.6.5): as {@link #sendDone} for the receive queue. */
     public static VipReturn recvDone(VipVi vi, VipDescriptor out) {
+        return done(vi, true, out);
+    }
+
+    private static VipReturn done(VipVi vi, boolean receive, VipDescriptor out) {
         if (bad(vi) || out == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        return vi.recv.done(out);
+        return vi.queue(receive).done(out);
     }
 
     /**
@@ -880,24 +882,22 @@ public final class Vipl {
      * ERROR_RESOURCE on a CQ-attached queue (D2: the function's own return list, not §9.6.8's).
      */
     public static VipReturn sendWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
-        if (bad(vi) || out == null || badTimeout(timeoutMillis)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (vi.sendCq != null) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return vi.send.await(timeoutMillis, out);
+        return await(vi, false, timeoutMillis, out);
     }
 
     /** VipRecvWait (§9.6.6): as {@link #sendWait} for the receive queue. */
     public static VipReturn recvWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
+        return await(vi, true, timeoutMillis, out);
+    }
+
+    private static VipReturn await(VipVi vi, boolean receive, long timeoutMillis, VipDescriptor out) {
         if (bad(vi) || out == null || badTimeout(timeoutMillis)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        if (vi.recvCq != null) {
+        if (vi.cq(receive) != null) {
             return VipReturn.ERROR_RESOURCE;
         }
-        return vi.recv.await(timeoutMillis, out);
+        return vi.queue(receive).await(timeoutMillis, out);
     }
 
     /**
@@ -973,24 +973,22 @@ public final class Vipl {
      *         queue is attached to a CQ: use VipCQNotify)
      */
     public static VipReturn sendNotify(VipVi vi, Object context, VipNotifyHandler handler) {
-        if (bad(vi) || handler == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (vi.sendCq != null) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return vi.send.notify(context, handler);
+        return notify(vi, false, context, handler);
     }
 
     /** VipRecvNotify (§9.6.10): as {@link #sendNotify} for the receive queue (D19 applies). */
     public static VipReturn recvNotify(VipVi vi, Object context, VipNotifyHandler handler) {
+        return notify(vi, true, context, handler);
+    }
+
+    private static VipReturn notify(VipVi vi, boolean receive, Object context, VipNotifyHandler handler) {
         if (bad(vi) || handler == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        if (vi.recvCq != null) {
+        if (vi.cq(receive) != null) {
             return VipReturn.ERROR_RESOURCE;
         }
-        return vi.recv.notify(context, handler);
+        return vi.queue(receive).notify(context, handler);
     }
 
     /**
