@@ -497,9 +497,13 @@ public final class Vipl {
     /** The longest a peer attempt waits at once before it checks whether it was cancelled. */
     private static final long PEER_SLICE_MILLIS = 200;
 
-    /** The lower peer: waits for the other's request and accepts it. */
-    private static VipReturn peerAccept(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
-                                        long deadline) {
+    /** One try of a peer attempt, given the milliseconds left: the result, or null to try again. */
+    private interface PeerTry {
+        VipReturn attempt(long leftMillis);
+    }
+
+    /** Runs {@code step} until it has a result, the attempt is cancelled or the deadline passed. */
+    private static VipReturn peerTries(VipVi.PeerAttempt attempt, long deadline, PeerTry step) {
         while (true) {
             if (attempt.cancelled) {
                 return VipReturn.INVALID_PARAMETER;
@@ -508,14 +512,22 @@ public final class Vipl {
             if (left == 0) {
                 return VipReturn.TIMEOUT;
             }
+            VipReturn rc = step.attempt(left);
+            if (rc != null) {
+                return rc;
+            }
+        }
+    }
+
+    /** The lower peer: waits for the other's request and accepts it. */
+    private static VipReturn peerAccept(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
+                                        long deadline) {
+        return peerTries(attempt, deadline, left -> {
             VipConnHandle h;
             try {
                 h = connectWait(vi.nic, local, Math.min(left, PEER_SLICE_MILLIS));
             } catch (VipException e) {
-                if (e.code() == VipReturn.TIMEOUT) {
-                    continue;
-                }
-                return e.code();
+                return e.code() == VipReturn.TIMEOUT ? null : e.code();
             }
             if (attempt.cancelled) {
                 connectReject(h);
@@ -525,20 +537,14 @@ public final class Vipl {
                 return connectAccept(h, vi);
             }
             connectReject(h);
-        }
+            return null;
+        });
     }
 
     /** The higher peer: requests until the other listens, within the deadline. */
     private static VipReturn peerRequest(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
                                          long deadline) {
-        while (true) {
-            if (attempt.cancelled) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            long left = millisLeft(deadline);
-            if (left == 0) {
-                return VipReturn.TIMEOUT;
-            }
+        return peerTries(attempt, deadline, left -> {
             VipReturn rc = connectRequest(vi, local, remote, left);
             if (rc != VipReturn.NOT_REACHABLE) {
                 return rc;
@@ -549,7 +555,8 @@ public final class Vipl {
                 Thread.currentThread().interrupt();
                 return VipReturn.TIMEOUT;
             }
-        }
+            return null;
+        });
     }
 
     /**
