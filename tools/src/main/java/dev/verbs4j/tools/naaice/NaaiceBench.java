@@ -2,7 +2,6 @@ package dev.verbs4j.tools.naaice;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.ReferenceKernels;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.OperatorLog;
 import dev.verbs4j.tools.Sizes;
@@ -34,11 +33,6 @@ public final class NaaiceBench {
                   -M, --max=BYTES         the largest size, k, m, g suffixes (default 1048576)
                   -n, --repeat=N          RPCs per size, the median is reported (default 5)
                 """ + CommonOptions.CLIENT_USAGE_TAIL);
-    }
-
-    /** Runs the sweep and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, NaaiceBench::run);
     }
 
     /**

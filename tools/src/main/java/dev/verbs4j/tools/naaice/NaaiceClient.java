@@ -3,7 +3,6 @@ package dev.verbs4j.tools.naaice;
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.NaaiceException;
 import dev.verbs4j.naaice.ReferenceKernels;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.OperatorLog;
 import dev.verbs4j.tools.Sizes;
@@ -36,11 +35,6 @@ public final class NaaiceClient {
                 """ + CommonOptions.CLIENT_USAGE_TAIL + """
                 Parameter i starts filled with the byte 10+i; for functions 1, 2 (add 1, 2) and 3 (no-op) the results are checked.
                 """);
-    }
-
-    /** Runs the tool; exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, NaaiceClient::run);
     }
 
     /**

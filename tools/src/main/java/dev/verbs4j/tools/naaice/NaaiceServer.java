@@ -2,7 +2,6 @@ package dev.verbs4j.tools.naaice;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.NaaServer;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.OperatorLog;
 import dev.verbs4j.tools.Sizes;
@@ -36,11 +35,6 @@ public final class NaaiceServer {
                   -h, --help                 this text
                 Kernels: function 1 adds 1, function 2 adds 2 to every byte of every parameter; 3 does nothing.
                 """);
-    }
-
-    /** Runs the server until killed (or for {@code --duration}); exits with the tool's status. */
-    public static void main(String[] args) {
-        Cli.main(args, NaaiceServer::run);
     }
 
     /**

@@ -7,7 +7,6 @@ import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.UdParameters;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
@@ -55,11 +54,6 @@ public final class Mc extends ManualExample {
 
     private Mc(PrintStream out, PrintStream err) {
         super("mc", out, err);
-    }
-
-    /** Runs mc and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, Mc::run);
     }
 
     /** Runs mc; returns its status (0 on success). */

@@ -3,7 +3,6 @@ package dev.verbs4j.tools.rdmacm;
 import dev.verbs4j.rdmacm.AddressInfo;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.PortSpace;
-import dev.verbs4j.tools.Cli;
 
 import java.io.PrintStream;
 
@@ -16,11 +15,6 @@ import java.io.PrintStream;
 public final class RdmaClientExample {
 
     private RdmaClientExample() {
-    }
-
-    /** Runs the example and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, RdmaClientExample::run);
     }
 
     /** Runs the example; returns its exit status (0 on success). */

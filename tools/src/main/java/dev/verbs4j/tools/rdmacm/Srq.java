@@ -4,7 +4,6 @@ import dev.verbs4j.rdmacm.AddressInfo;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.PortSpace;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.CompletionChannel;
@@ -64,11 +63,6 @@ public final class Srq extends ManualExample {
 
     private Srq(PrintStream out, PrintStream err) {
         super("srq", out, err);
-    }
-
-    /** Runs srq and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, Srq::run);
     }
 
     /** Runs srq; returns its status (0 on success). */

@@ -1,6 +1,5 @@
 package dev.verbs4j.tools.verbs;
 
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
@@ -37,11 +36,6 @@ public final class DevInfo {
     private DevInfo(PrintStream out, PrintStream err) {
         this.out = out;
         this.err = err;
-    }
-
-    /** Runs the tool and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, DevInfo::run);
     }
 
     /** Runs the tool, writing to {@code out} and {@code err}; returns what {@code ibv_devinfo} returns. */

@@ -1,6 +1,5 @@
 package dev.verbs4j.tools.verbs;
 
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.DeviceAttributes;
 import dev.verbs4j.verbs.Opcode;
@@ -54,11 +53,6 @@ public final class SrqPingPong extends PingPongBase {
 
     private SrqPingPong(PrintStream out, PrintStream err) {
         super(PROGRAM, 4096, out, err);
-    }
-
-    /** Runs the tool and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, SrqPingPong::run);
     }
 
     /**

@@ -1,6 +1,5 @@
 package dev.verbs4j.tools.vipl;
 
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.vipl.VipConnHandle;
 import dev.verbs4j.vipl.VipDescriptor;
 import dev.verbs4j.vipl.VipMemHandle;
@@ -24,11 +23,6 @@ public final class ViplPingPong {
     private static final String PROGRAM = "vipl-pingpong";
 
     private ViplPingPong() {
-    }
-
-    /** Runs the tool and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, ViplPingPong::run);
     }
 
     /** Runs the tool; returns its exit status: 0 success, 1 failure at run time, 2 bad options. */
