@@ -1,6 +1,6 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.Perftest.Exit;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.WorkCompletion;
 
@@ -27,7 +27,7 @@ final class BandwidthLoops extends MeasurementLoops {
     // ---- the tests ----
 
     /** ib_write_bw, ib_read_bw, ib_atomic_bw: the server only reports (the client's result, or with -b both). */
-    int rdmaBandwidth() throws Exit {
+    int rdmaBandwidth() throws ToolExit {
         report.bwHeader();
         if (!o.isClient() && !o.duplex) {
             keys.barrier();
@@ -62,7 +62,7 @@ final class BandwidthLoops extends MeasurementLoops {
     }
 
     /** ib_send_bw: the client streams SENDs and the server receives them; with -b both do both. */
-    int sendBandwidth() throws Exit {
+    int sendBandwidth() throws ToolExit {
         report.bwHeader();
         PerfOutput.Bw last = null;
         for (long size : res.device().sizes()) {
@@ -102,7 +102,7 @@ final class BandwidthLoops extends MeasurementLoops {
      * {@code cqMod}. With {@code alsoReceive} (send -b) the receives of the peer's stream are
      * consumed and re-posted in the same loop.
      */
-    private PerfOutput.Bw stream(long size, boolean alsoReceive) throws Exit {
+    private PerfOutput.Bw stream(long size, boolean alsoReceive) throws ToolExit {
         if (o.duration > 0) {
             return duration.stream(size, alsoReceive);
         }
@@ -178,7 +178,7 @@ final class BandwidthLoops extends MeasurementLoops {
     }
 
     /** The ib_send_bw server: receives every message, timed from the first to the last receive. */
-    private PerfOutput.Bw receiveStream(long size) throws Exit {
+    private PerfOutput.Bw receiveStream(long size) throws ToolExit {
         if (o.duration > 0) {
             return duration.receiveStream(size);
         }

@@ -1,6 +1,7 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.Perftest.Exit;
+
+import dev.verbs4j.tools.ToolExit;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -25,19 +26,19 @@ final class LatencyLoops extends MeasurementLoops {
 
     /** One step of a latency table for a message size. */
     private interface SizeStep {
-        void run(long size) throws Exit;
+        void run(long size) throws ToolExit;
     }
 
     /** The counted measurement of one size: the post time of every iteration into {@code tposted}. */
     private interface CountedStep {
-        void run(long size, long[] tposted) throws Exit;
+        void run(long size, long[] tposted) throws ToolExit;
     }
 
     /**
      * The table of a latency test: for every size {@code prepare}, then with {@code -D} the
      * {@code timed} measurement (which reports itself), else the {@code counted} one and its line.
      */
-    private void latencyTable(SizeStep prepare, SizeStep timed, CountedStep counted) throws Exit {
+    private void latencyTable(SizeStep prepare, SizeStep timed, CountedStep counted) throws ToolExit {
         report.latencyHeader();
         long[] tposted = new long[o.iters];
         for (long size : res.device().sizes()) {
@@ -54,7 +55,7 @@ final class LatencyLoops extends MeasurementLoops {
 
     // ---- ib_send_lat ----
 
-    int sendLatency() throws Exit {
+    int sendLatency() throws ToolExit {
         latencyTable(size -> {
             path.postInitialReceives(size);
             keys.barrier();
@@ -63,7 +64,7 @@ final class LatencyLoops extends MeasurementLoops {
         return 0;
     }
 
-    private void pingPongSend(long size, long[] tposted) throws Exit {
+    private void pingPongSend(long size, long[] tposted) throws ToolExit {
         int iters = o.iters;
         path.prepareSend(size);
         int scnt = 0;
@@ -87,14 +88,14 @@ final class LatencyLoops extends MeasurementLoops {
 
     // ---- ib_write_lat ----
 
-    int writeLatency() throws Exit {
+    int writeLatency() throws ToolExit {
         latencyTable(size -> { }, duration::pingPongWrite, this::pingPongWrite);
         // ib_write_lat ends without a final exchange
         keys.finishWithoutKey();
         return 0;
     }
 
-    private void pingPongWrite(long size, long[] tposted) throws Exit {
+    private void pingPongWrite(long size, long[] tposted) throws ToolExit {
         int iters = o.iters;
         path.prepareWrite(size);
         MemorySegment buf = res.buffer();
@@ -129,7 +130,7 @@ final class LatencyLoops extends MeasurementLoops {
 
     // ---- ib_read_lat, ib_atomic_lat ----
 
-    int readLatency() throws Exit {
+    int readLatency() throws ToolExit {
         if (!o.isClient()) {
             // the server is passive: it waits in the final exchange while the client measures
             keys.closeExchange();
@@ -141,7 +142,7 @@ final class LatencyLoops extends MeasurementLoops {
         return 0;
     }
 
-    private void roundTrips(long size, long[] tposted) throws Exit {
+    private void roundTrips(long size, long[] tposted) throws ToolExit {
         path.prepareRead(size);
         for (int scnt = 0; scnt < o.iters; scnt++) {
             tposted[scnt] = System.nanoTime();

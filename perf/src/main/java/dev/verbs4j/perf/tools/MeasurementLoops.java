@@ -1,6 +1,7 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.Perftest.Exit;
+
+import dev.verbs4j.tools.ToolExit;
 
 import java.io.PrintStream;
 
@@ -29,7 +30,7 @@ abstract class MeasurementLoops {
     }
 
     /** Prints {@code message} to the error stream; the end with {@code status} that follows it. */
-    final Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    final ToolExit exit(String message, int status) {
+        return ToolExit.printed(err, message, status);
     }
 }
