@@ -1,9 +1,7 @@
 package dev.verbs4j.tools.vipl;
 
-import dev.verbs4j.vipl.VipConnHandle;
 import dev.verbs4j.vipl.VipDescriptor;
 import dev.verbs4j.vipl.VipMemHandle;
-import dev.verbs4j.vipl.VipReliabilityLevel;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
@@ -45,11 +43,7 @@ public final class ViplPingPong {
         for (int i = 0; i < 2; i++) {
             e.post(true, recv[i], buf, bufH, (long) i * max, max);
         }
-        out.printf("# %s server: %s %s, discriminator %d, waiting for a client%n", PROGRAM, e.deviceName,
-                e.localAddress.inetAddress().getHostAddress(), o.port);
-        VipConnHandle request = e.awaitRequest();
-        VipReliabilityLevel level = e.accept(request);
-        out.printf("# connected to %s, %s%n", request.remoteAddress().inetAddress().getHostAddress(), ToolOptions.name(level));
+        e.acceptClient(PROGRAM, out);
 
         VipDescriptor d = e.await(true, "the client's plan");
         int at = which(recv, d);
