@@ -42,6 +42,18 @@ public final class ToolRunner {
         }
     }
 
+    /** One in-process run of a Java tool, to its end: its status and all it printed. */
+    public record Captured(int status, String out, String err) {
+    }
+
+    /** Runs {@code tool} with {@code args} on this thread, each stream into a string of its own. */
+    public static Captured runJava(JavaTool tool, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = tool.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Captured(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
     /** A side running in the background. */
     public interface Background {
         /** Waits for the end (at most the run limit; then stops the side and fails). */

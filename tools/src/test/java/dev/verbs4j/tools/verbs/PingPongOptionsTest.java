@@ -1,31 +1,30 @@
 package dev.verbs4j.tools.verbs;
 
+import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.Test;
-
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The ping-pong tools' option handling, which needs no device: usage errors exit 1 as in C. */
 class PingPongOptionsTest {
 
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private ToolRunner.Captured last;
+
+    private int run(ToolRunner.JavaTool tool, String... args) {
+        last = ToolRunner.runJava(tool, args);
+        return last.status();
+    }
 
     private int rc(String... args) {
-        out.reset();
-        err.reset();
-        return RcPingPong.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        return run(RcPingPong::run, args);
     }
 
     private String out() {
-        return out.toString(StandardCharsets.UTF_8);
+        return last.out();
     }
 
     private String err() {
-        return err.toString(StandardCharsets.UTF_8);
+        return last.err();
     }
 
     @Test
@@ -41,13 +40,10 @@ class PingPongOptionsTest {
 
     @Test
     void eachToolHasItsOwnOptions() {
-        PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
-        assertThat(UdPingPong.run(new String[]{"-m", "1024"}, o, e)).isEqualTo(1);
+        assertThat(run(UdPingPong::run, "-m", "1024")).isEqualTo(1);
         assertThat(out()).contains("  ud_pingpong <host>     connect to server at <host>\n")
                 .contains("  -l, --sl=<SL>          send messages with service level <SL> (default 0)\n").doesNotContain("--mtu");
-        out.reset();
-        assertThat(UcPingPong.run(new String[]{"-o"}, o, e)).isEqualTo(1);
+        assertThat(run(UcPingPong::run, "-o")).isEqualTo(1);
         assertThat(out()).contains("  -m, --mtu=<size>       path MTU (default 1024)\n").doesNotContain("--odp");
     }
 

@@ -1,5 +1,6 @@
 package dev.verbs4j.tools.vipl;
 
+import dev.verbs4j.verbs.ToolRunner;
 import dev.verbs4j.vipl.VipReliabilityLevel;
 import org.junit.jupiter.api.Test;
 
@@ -13,27 +14,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The VIPL tools' option handling, usage text and exit statuses, which need no device. */
 class ViplToolsOptionsTest {
 
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private ToolRunner.Captured last;
 
     private int pingpong(String... args) {
-        out.reset();
-        err.reset();
-        return ViplPingPong.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        last = ToolRunner.runJava(ViplPingPong::run, args);
+        return last.status();
     }
 
     private int bw(String... args) {
-        out.reset();
-        err.reset();
-        return ViplBw.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        last = ToolRunner.runJava(ViplBw::run, args);
+        return last.status();
     }
 
     private String out() {
-        return out.toString(StandardCharsets.UTF_8);
+        return last.out();
     }
 
     private String err() {
-        return err.toString(StandardCharsets.UTF_8);
+        return last.err();
     }
 
     @Test
@@ -69,7 +67,7 @@ class ViplToolsOptionsTest {
 
     @Test
     void optionsParseShortAndLong() throws Exception {
-        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        PrintStream e = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         ToolOptions o = ToolOptions.parse(false, new String[]{"-d", "rxe_b", "--port=7000", "-s", "1,4k,1m", "-n", "5", "-W0",
                 "--reliability", "reliable-reception", "-wc", "-t", "2.5", "198.18.0.2"}, e);
         assertThat(o.device).isEqualTo("rxe_b");
