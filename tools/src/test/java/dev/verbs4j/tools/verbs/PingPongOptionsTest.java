@@ -19,43 +19,35 @@ class PingPongOptionsTest {
         return run(RcPingPong::run, args);
     }
 
-    private String out() {
-        return last.out();
-    }
-
-    private String err() {
-        return last.err();
-    }
-
     @Test
     void usageErrorsExitOneWithTheUsageText() {
         for (String[] args : new String[][]{{"-x"}, {"a", "b"}, {"-p", "70000"}, {"-p", "-1"}, {"-m", "300"}, {"-i", "0"}, {"--nope"}, {"-s"}}) {
             assertThat(rc(args)).as(String.join(" ", args)).isEqualTo(1);
-            assertThat(out()).startsWith("Usage:\n  rc_pingpong            start a server and wait for connection\n")
+            assertThat(last.out()).startsWith("Usage:\n  rc_pingpong            start a server and wait for connection\n")
                     .contains("  -N, --new_send            use new post send WR API\n");
         }
         assertThat(rc("-x")).isEqualTo(1);
-        assertThat(err()).isEqualTo("rc_pingpong: invalid option -- 'x'\n");
+        assertThat(last.err()).isEqualTo("rc_pingpong: invalid option -- 'x'\n");
     }
 
     @Test
     void eachToolHasItsOwnOptions() {
         assertThat(run(UdPingPong::run, "-m", "1024")).isEqualTo(1);
-        assertThat(out()).contains("  ud_pingpong <host>     connect to server at <host>\n")
+        assertThat(last.out()).contains("  ud_pingpong <host>     connect to server at <host>\n")
                 .contains("  -l, --sl=<SL>          send messages with service level <SL> (default 0)\n").doesNotContain("--mtu");
         assertThat(run(UcPingPong::run, "-o")).isEqualTo(1);
-        assertThat(out()).contains("  -m, --mtu=<size>       path MTU (default 1024)\n").doesNotContain("--odp");
+        assertThat(last.out()).contains("  -m, --mtu=<size>       path MTU (default 1024)\n").doesNotContain("--odp");
     }
 
     @Test
     void unsupportedOptionsAreRefusedNotIgnored() {
         assertThat(rc("-N")).isEqualTo(1);
-        assertThat(err()).contains("--new_send").contains("not supported");
+        assertThat(last.err()).contains("--new_send").contains("not supported");
         assertThat(rc("-o", "-j")).isEqualTo(1);
-        assertThat(err()).isEqualTo("DM memory region can't be on demand\n");
+        assertThat(last.err()).isEqualTo("DM memory region can't be on demand\n");
         assertThat(rc("-P")).isEqualTo(1);
-        assertThat(err()).isEqualTo("prefetch is valid only with on-demand memory region\n");
-        assertThat(out()).isEmpty();
+        assertThat(last.err()).isEqualTo("prefetch is valid only with on-demand memory region\n");
+        assertThat(last.out()).isEmpty();
     }
 
     @Test
