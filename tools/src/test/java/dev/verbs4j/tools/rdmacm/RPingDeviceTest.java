@@ -58,31 +58,11 @@ class RPingDeviceTest {
         if (client.endsWith(" -q")) {
             clientArgs.add("-q");
         }
-        ToolRunner.Background s = start(server, "rping server", serverArgs.toArray(String[]::new));
-        ToolRunner.Run serverRun;
-        ToolRunner.Run clientRun;
-        try {
-            ToolRunner.awaitCmListening(port, LISTEN_LIMIT);
-            ToolRunner.Background c = start(client, "rping client", clientArgs.toArray(String[]::new));
-            try {
-                clientRun = c.await();
-            } finally {
-                c.stop();
-            }
-            serverRun = s.await();
-        } finally {
-            s.stop();
-        }
-        assertThat(clientRun.status()).as("%s\n%s", clientRun, serverRun).isZero();
-        assertThat(serverRun.status()).as("%s\n%s", serverRun, clientRun).isZero();
-        List<String> expected = new ArrayList<>();
-        List<String> expectedServer = new ArrayList<>();
-        for (int ping = 0; ping < PINGS; ping++) {
-            expected.add("ping data: " + pingData(ping, 64));
-            expectedServer.add("server ping data: " + pingData(ping, 64));
-        }
-        assertThat(clientRun.out()).as("%s", clientRun).containsExactlyElementsOf(expected);
-        assertThat(serverRun.out()).as("%s", serverRun).containsExactlyElementsOf(expectedServer);
+        ToolRunner.Exchange runs = ToolRunner.cmServerAndClient(
+                () -> start(server, "rping server", serverArgs.toArray(String[]::new)), port, LISTEN_LIMIT,
+                () -> start(client, "rping client", clientArgs.toArray(String[]::new))).succeeded();
+        assertThat(runs.client().out()).as("%s", runs.client()).containsExactlyElementsOf(pingLines("ping data: "));
+        assertThat(runs.server().out()).as("%s", runs.server()).containsExactlyElementsOf(pingLines("server ping data: "));
     }
 
     /** -P: the Java server serves a C client, then a Java one, each on its own connection, until it is stopped. */
@@ -107,18 +87,23 @@ class RPingDeviceTest {
             s.stop();
         }
         ToolRunner.Run serverRun = s.await();
-        List<String> expected = new ArrayList<>();
-        List<String> expectedServer = new ArrayList<>();
-        for (int ping = 0; ping < PINGS; ping++) {
-            expected.add("ping data: " + pingData(ping, 64));
-            expectedServer.add("server ping data: " + pingData(ping, 64));
-        }
+        List<String> expected = pingLines("ping data: ");
+        List<String> expectedServer = new ArrayList<>(pingLines("server ping data: "));
         for (ToolRunner.Run c : clients) {
             assertThat(c.status()).as("%s\n%s", c, serverRun).isZero();
             assertThat(c.out()).as("%s", c).containsExactlyElementsOf(expected);
         }
         expectedServer.addAll(List.copyOf(expectedServer));
         assertThat(serverRun.out()).as("%s", serverRun).containsExactlyElementsOf(expectedServer);
+    }
+
+    /** The lines -v prints for the {@value #PINGS} pings of 64 bytes, each after {@code prefix}. */
+    private static List<String> pingLines(String prefix) {
+        List<String> lines = new ArrayList<>();
+        for (int ping = 0; ping < PINGS; ping++) {
+            lines.add(prefix + pingData(ping, 64));
+        }
+        return lines;
     }
 
     private static ToolRunner.Background start(String impl, String who, String... args) throws Exception {

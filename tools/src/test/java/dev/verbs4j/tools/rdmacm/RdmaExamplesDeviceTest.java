@@ -37,27 +37,17 @@ class RdmaExamplesDeviceTest {
     void exchange(String client, String server, String host, int port) throws Exception {
         String address = (host.equals("A") ? TestBed.hostA() : TestBed.hostB()).address();
         String[] args = {"-s", address, "-p", String.valueOf(port)};
-        ToolRunner.Background s = server.equals("Java")
-                ? ToolRunner.startJava(RdmaServerExample::run, "Java rdma_server", RPingDeviceTest.RUN_LIMIT, args)
-                : ToolRunner.startC("C rdma_server", RPingDeviceTest.RUN_LIMIT, "rdma_server", args[0], args[1], args[2], args[3]);
-        ToolRunner.Run serverRun;
-        ToolRunner.Run clientRun;
-        try {
-            ToolRunner.awaitCmListening(port, RPingDeviceTest.LISTEN_LIMIT);
-            ToolRunner.Background c = client.equals("Java")
-                    ? ToolRunner.startJava(RdmaClientExample::run, "Java rdma_client", RPingDeviceTest.RUN_LIMIT, args)
-                    : ToolRunner.startC("C rdma_client", RPingDeviceTest.RUN_LIMIT, "rdma_client", args[0], args[1], args[2], args[3]);
-            try {
-                clientRun = c.await();
-            } finally {
-                c.stop();
-            }
-            serverRun = s.await();
-        } finally {
-            s.stop();
-        }
-        assertThat(clientRun.status()).as("%s\n%s", clientRun, serverRun).isZero();
-        assertThat(serverRun.status()).as("%s\n%s", serverRun, clientRun).isZero();
+        ToolRunner.Exchange runs = ToolRunner.cmServerAndClient(
+                () -> server.equals("Java")
+                        ? ToolRunner.startJava(RdmaServerExample::run, "Java rdma_server", RPingDeviceTest.RUN_LIMIT, args)
+                        : ToolRunner.startC("C rdma_server", RPingDeviceTest.RUN_LIMIT, "rdma_server", args[0], args[1], args[2], args[3]),
+                port, RPingDeviceTest.LISTEN_LIMIT,
+                () -> client.equals("Java")
+                        ? ToolRunner.startJava(RdmaClientExample::run, "Java rdma_client", RPingDeviceTest.RUN_LIMIT, args)
+                        : ToolRunner.startC("C rdma_client", RPingDeviceTest.RUN_LIMIT, "rdma_client", args[0], args[1], args[2], args[3]))
+                .succeeded();
+        ToolRunner.Run clientRun = runs.client();
+        ToolRunner.Run serverRun = runs.server();
         assertThat(clientRun.out()).as("%s", clientRun).containsExactly("rdma_client: start", "rdma_client: end 0");
         assertThat(serverRun.out()).as("%s", serverRun).containsExactly("rdma_server: start", "rdma_server: end 0");
     }
