@@ -28,14 +28,24 @@ class RPingDeviceTest {
     static final Duration LISTEN_LIMIT = Duration.ofSeconds(90);
     private static final int PINGS = 3;
 
-    static Stream<Arguments> runs() {
+    /**
+     * For each of {@code places}: a Java client with a C server, a C client with a Java server and
+     * Java with Java, as (client, server, place, port), on ports from {@code firstPort} up.
+     */
+    static List<Arguments> pairings(List<String> places, int firstPort) {
         List<Arguments> runs = new ArrayList<>();
-        int port = 20_410;
-        for (String topology : List.of("loopback", "across")) {
-            runs.add(Arguments.of("Java", "C", topology, port++));
-            runs.add(Arguments.of("C", "Java", topology, port++));
-            runs.add(Arguments.of("Java", "Java", topology, port++));
+        int port = firstPort;
+        for (String place : places) {
+            for (String[] sides : new String[][]{{"Java", "C"}, {"C", "Java"}, {"Java", "Java"}}) {
+                runs.add(Arguments.of(sides[0], sides[1], place, port++));
+            }
         }
+        return runs;
+    }
+
+    static Stream<Arguments> runs() {
+        List<Arguments> runs = pairings(List.of("loopback", "across"), 20_410);
+        int port = 20_416;
         // -q: the Java side creates its queue pair itself and moves it with rdma_init_qp_attr
         runs.add(Arguments.of("Java -q", "C", "across", port++));
         runs.add(Arguments.of("C", "Java -q", "across", port++));

@@ -7,7 +7,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -22,14 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RdmaExamplesDeviceTest {
 
     static Stream<Arguments> runs() {
-        List<Arguments> runs = new ArrayList<>();
-        int port = 20_430;
-        for (String host : List.of("B", "A")) {
-            runs.add(Arguments.of("Java", "C", host, port++));
-            runs.add(Arguments.of("C", "Java", host, port++));
-            runs.add(Arguments.of("Java", "Java", host, port++));
-        }
-        return runs.stream();
+        return RPingDeviceTest.pairings(List.of("B", "A"), 20_430).stream();
     }
 
     @ParameterizedTest(name = "{0} rdma_client -> {1} rdma_server, host {2}")
