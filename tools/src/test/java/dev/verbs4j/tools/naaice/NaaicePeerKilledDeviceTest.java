@@ -5,6 +5,7 @@ import dev.verbs4j.naaice.NaaServer;
 import dev.verbs4j.naaice.NaaState;
 import dev.verbs4j.naaice.NaaiceException;
 import dev.verbs4j.naaice.ReferenceKernels;
+import dev.verbs4j.tools.ToolMain;
 import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
 import dev.verbs4j.verbs.ToolRunner;
@@ -40,18 +41,17 @@ class NaaicePeerKilledDeviceTest {
 
     /** Every byte of {@code s} is {@code v}. */
     private static void assertAll(MemorySegment s, int v) {
-        for (long at = 0; at < s.byteSize(); at++) {
-            if (s.get(ValueLayout.JAVA_BYTE, at) != (byte) v) {
-                throw new AssertionError("byte " + at + " of " + s.byteSize() + " is "
-                        + (s.get(ValueLayout.JAVA_BYTE, at) & 0xff) + ", expected " + (v & 0xff));
-            }
+        long at = ReferenceKernels.firstDifference(s, (byte) v);
+        if (at >= 0) {
+            throw new AssertionError("byte " + at + " of " + s.byteSize() + " is "
+                    + (s.get(ValueLayout.JAVA_BYTE, at) & 0xff) + ", expected " + (v & 0xff));
         }
     }
 
-    private static Process java(Class<?> main, String... args) throws Exception {
+    private static Process java(String tool, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
                 "--enable-native-access=ALL-UNNAMED", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
-                System.getProperty("java.class.path"), main.getName()));
+                System.getProperty("java.class.path"), ToolMain.class.getName(), tool));
         cmd.addAll(List.of(args));
         return new ProcessBuilder(cmd).redirectErrorStream(true).start();
     }
@@ -92,7 +92,7 @@ class NaaicePeerKilledDeviceTest {
         String b = TestBed.hostB().address();
         InetSocketAddress naa = new InetSocketAddress(InetAddress.getByName(b), port);
         try (NaaServer server = NaaServer.builder().bind(naa).start()) {
-            Process client = java(NaaiceClient.class, "-a", b, "-l", TestBed.hostA().address(), "-p", Integer.toString(port),
+            Process client = java("naaice-client", "-a", b, "-l", TestBed.hostA().address(), "-p", Integer.toString(port),
                     "-s", Integer.toString(8 << 20), "-n", "1000000");
             try {
                 // the second RPC has been verified: the client is in a loop of 8 MiB RPCs
@@ -131,7 +131,7 @@ class NaaicePeerKilledDeviceTest {
         long t0 = System.nanoTime();
         int port = 12361;
         String b = TestBed.hostB().address();
-        Process server = java(NaaiceServer.class, "-b", b, "-p", Integer.toString(port));
+        Process server = java("naaice-server", "-b", b, "-p", Integer.toString(port));
         try {
             CompletableFuture<String> listening = lineStarting(server, "server", "naaice-server: listening");
             ToolRunner.awaitCmListening(port, Duration.ofSeconds(120));
