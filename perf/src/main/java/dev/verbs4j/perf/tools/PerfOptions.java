@@ -4,6 +4,7 @@ import dev.verbs4j.tools.Getopt;
 
 import java.io.PrintStream;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * The command line of one perftest tool, parsed as perftest 4.5 parses it: the same option
@@ -196,14 +197,8 @@ final class PerfOptions {
             }
             case 'd' -> deviceName = a;
             case 'i' -> {
-                Integer bad = number(a, "IB Port", "uint8_t", err, v -> ibPort = v & 0xff);
-                if (bad != null) {
-                    return bad;
-                }
-                if (ibPort < 1) {
-                    err.print("IB Port can't be less than 1\n");
-                    return 1;
-                }
+                return number(a, "IB Port", "uint8_t", err, v -> ibPort = v & 0xff,
+                        () -> ibPort >= 1, "IB Port can't be less than 1");
             }
             case 'm' -> {
                 return number(a, "MTU", err, v -> mtu = v);
@@ -237,14 +232,8 @@ final class PerfOptions {
                 return number(a, "QP Timeout", "uint8_t", err, v -> qpTimeout = v & 0xff);
             }
             case 'S' -> {
-                Integer bad = number(a, "Service Level", "uint8_t", err, v -> sl = v & 0xff);
-                if (bad != null) {
-                    return bad;
-                }
-                if (sl > 15) {
-                    err.print(" Only 15 Service levels\n");
-                    return 1;
-                }
+                return number(a, "Service Level", "uint8_t", err, v -> sl = v & 0xff,
+                        () -> sl <= 15, " Only 15 Service levels");
             }
             case 'x' -> {
                 gidGiven = true;
@@ -295,14 +284,9 @@ final class PerfOptions {
                 }
             }
             case 'o' -> {
-                Integer bad = number(a, "Outstanding Reads", err, v -> outReads = v);
-                if (bad != null) {
-                    return bad;
-                }
-                if (verb != Verb.READ && verb != Verb.ATOMIC) {
-                    err.print(" Setting Outstanding reads only available on READ verb\n");
-                    return 1;
-                }
+                return number(a, "Outstanding Reads", "int", err, v -> outReads = v,
+                        () -> verb == Verb.READ || verb == Verb.ATOMIC,
+                        " Setting Outstanding reads only available on READ verb");
             }
             case 'r' -> {
                 Integer bad = range(a, " Rx depth", 1, 16384, err, v -> rxDepth = v);
@@ -339,24 +323,12 @@ final class PerfOptions {
                 return number(a, "Send Post List size", err, v -> postList = v);
             }
             case 'D' -> {
-                Integer bad = number(a, "Duration period", err, v -> duration = v);
-                if (bad != null) {
-                    return bad;
-                }
-                if (duration <= 0) {
-                    err.print(" Duration period must be positive\n");
-                    return 1;
-                }
+                return number(a, "Duration period", "int", err, v -> duration = v,
+                        () -> duration > 0, " Duration period must be positive");
             }
             case 'f' -> {
-                Integer bad = number(a, "Margin", err, v -> margin = v);
-                if (bad != null) {
-                    return bad;
-                }
-                if (margin < 0) {
-                    err.print(" Margin must be non-negative\n");
-                    return 1;
-                }
+                return number(a, "Margin", "int", err, v -> margin = v,
+                        () -> margin >= 0, " Margin must be non-negative");
             }
             case 'X' -> {
                 if (verb == Verb.WRITE) {
@@ -487,6 +459,20 @@ final class PerfOptions {
             return 1;
         }
         sink.set(Getopt.strtol(a));
+        return null;
+    }
+
+    /** {@link #number}, then, unless {@code valid} holds for the value set, {@code refusal} as a line and status 1. */
+    private static Integer number(String a, String name, String type, PrintStream err, IntSink sink, BooleanSupplier valid,
+            String refusal) {
+        Integer bad = number(a, name, type, err, sink);
+        if (bad != null) {
+            return bad;
+        }
+        if (!valid.getAsBoolean()) {
+            err.print(refusal + "\n");
+            return 1;
+        }
         return null;
     }
 
