@@ -29,7 +29,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -168,14 +167,6 @@ class NaaiceCloseDeviceTest {
         }
     }
 
-    private static InetSocketAddress local() throws Exception {
-        return new InetSocketAddress(InetAddress.getByName(TestBed.hostA().address()), 0);
-    }
-
-    private static InetSocketAddress naa(int port) throws Exception {
-        return new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), port);
-    }
-
     /** A client run against the probe NAA: the builder has the NAA's and the local address. */
     @FunctionalInterface
     private interface ProbedClient {
@@ -187,13 +178,13 @@ class NaaiceCloseDeviceTest {
      * {@code client}; nothing unexpected among it.
      */
     private static Timeline probed(int port, Duration advertiseDelay, ProbedClient client) throws Exception {
-        InetSocketAddress naa = naa(port);
+        InetSocketAddress naa = NaaiceTestSupport.naaAddress(port);
         try (EventChannel events = EventChannel.create(); CmId listener = events.createId(PortSpace.TCP);
              RdmaArena arena = RdmaArena.ofShared()) {
             listener.bind(naa);
             listener.listen(4);
             CompletableFuture<Timeline> probe = probe(listener, events, advertiseDelay);
-            client.run(NaaClient.builder(naa).localAddress(local()), arena);
+            client.run(NaaClient.builder(naa).localAddress(NaaiceTestSupport.hostAddress()), arena);
             Timeline t = probe.get(WAIT.toSeconds(), TimeUnit.SECONDS);
             assertThat(t.unexpected).isEmpty();
             return t;
@@ -253,14 +244,14 @@ class NaaiceCloseDeviceTest {
 
     @Test
     void theJavaNaaTakesTheAbortAndServesTheNextClient() throws Exception {
-        InetSocketAddress naa = naa(12374);
+        InetSocketAddress naa = NaaiceTestSupport.naaAddress(12374);
         try (NaaServer server = NaaServer.builder().bind(naa).start(); RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment p = arena.allocate(4096);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local()).inOut(p).build()) {
+            try (NaaClient c = NaaClient.builder(naa).localAddress(NaaiceTestSupport.hostAddress()).inOut(p).build()) {
                 c.connect(WAIT);
             }
             p.fill((byte) 10);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local()).inOut(p).build()) {
+            try (NaaClient c = NaaClient.builder(naa).localAddress(NaaiceTestSupport.hostAddress()).inOut(p).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
                 c.rpc(2, WAIT);

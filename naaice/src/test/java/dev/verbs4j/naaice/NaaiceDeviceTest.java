@@ -32,8 +32,8 @@ class NaaiceDeviceTest {
 
     @BeforeAll
     static void startServer() throws Exception {
-        naa = new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), PORT);
-        local = new InetSocketAddress(InetAddress.getByName(TestBed.hostA().address()), 0);
+        naa = NaaiceTestSupport.naaAddress(PORT);
+        local = NaaiceTestSupport.hostAddress();
         server = NaaServer.builder().bind(naa).maxRegions(40).maxBytes(MAX_BYTES)
                 .kernel(0x11, call -> 0x42)
                 .kernel(0x13, call -> {
@@ -292,7 +292,7 @@ class NaaiceDeviceTest {
 
     @Test
     void nobodyListening() throws Exception {
-        InetSocketAddress nowhere = new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), 12399);
+        InetSocketAddress nowhere = NaaiceTestSupport.naaAddress(12399);
         try (RdmaArena arena = RdmaArena.ofShared(); NaaClient c = NaaClient.builder(nowhere).input(arena.allocate(8)).build()) {
             assertThatThrownBy(() -> c.connect(WAIT)).isInstanceOfSatisfying(NaaiceException.class,
                     e -> assertThat(e.reason()).isEqualTo(NaaiceException.Reason.CM_EVENT));

@@ -1,16 +1,31 @@
 package dev.verbs4j.naaice;
 
+import dev.verbs4j.verbs.TestBed;
+
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-/** Helpers of the NAAICE device tests: process resource counts. */
+/** Helpers of the NAAICE device tests: the test bed's addresses and process resource counts. */
 final class NaaiceTestSupport {
 
     private NaaiceTestSupport() {
+    }
+
+    /** The NAA's address: host B's, {@code port}. */
+    static InetSocketAddress naaAddress(int port) throws UnknownHostException {
+        return new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), port);
+    }
+
+    /** The address a host side connects from: host A's, any port. */
+    static InetSocketAddress hostAddress() throws UnknownHostException {
+        return new InetSocketAddress(InetAddress.getByName(TestBed.hostA().address()), 0);
     }
 
     /** Open file descriptors of this process. */
