@@ -39,6 +39,20 @@ class NaaicePeerKilledDeviceTest {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
 
+    /** A client from host A to {@code naa} with {@code io} as its one in/out parameter, connected and set up. */
+    private static NaaClient setUp(InetSocketAddress naa, MemorySegment io) throws Exception {
+        NaaClient c = NaaClient.builder(naa).localAddress(new InetSocketAddress(InetAddress.getByName(TestBed.hostA().address()), 0))
+                .inOut(io).build();
+        try {
+            c.connect(WAIT);
+            c.setupRegions(WAIT);
+            return c;
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
+        }
+    }
+
     /** Every byte of {@code s} is {@code v}. */
     private static void assertAll(MemorySegment s, int v) {
         long at = ReferenceKernels.firstDifference(s, (byte) v);
@@ -113,10 +127,7 @@ class NaaicePeerKilledDeviceTest {
             try (RdmaArena arena = RdmaArena.ofShared()) {
                 MemorySegment io = arena.allocate(8 << 20, 4096);
                 io.fill((byte) 3);
-                try (NaaClient c = NaaClient.builder(naa).localAddress(new InetSocketAddress(InetAddress.getByName(
-                        TestBed.hostA().address()), 0)).inOut(io).build()) {
-                    c.connect(WAIT);
-                    c.setupRegions(WAIT);
+                try (NaaClient c = setUp(naa, io)) {
                     c.rpc(ReferenceKernels.FN_ADD_TWO, WAIT);
                     assertAll(io, 5);
                 }
@@ -140,10 +151,7 @@ class NaaicePeerKilledDeviceTest {
                 MemorySegment io = arena.allocate(16 << 20, 4096);
                 io.fill((byte) 1);
                 InetSocketAddress naa = new InetSocketAddress(InetAddress.getByName(b), port);
-                try (NaaClient c = NaaClient.builder(naa).localAddress(new InetSocketAddress(InetAddress.getByName(
-                        TestBed.hostA().address()), 0)).inOut(io).build()) {
-                    c.connect(WAIT);
-                    c.setupRegions(WAIT);
+                try (NaaClient c = setUp(naa, io)) {
                     c.rpc(ReferenceKernels.FN_ADD_ONE, WAIT);
                     assertAll(io, 2);
                     // mid-RPC: 16 MiB on their way, then SIGKILL
