@@ -7,6 +7,7 @@ import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Mtu;
+import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.VerbsException;
 
 import java.lang.foreign.MemorySegment;
@@ -487,6 +488,20 @@ public final class Vipl {
         return c != 0 ? c : java.util.Arrays.compareUnsigned(x.discriminator(), y.discriminator());
     }
 
+    /**
+     * Closes a verbs object for a VIPL destroy: ERROR_RESOURCE when the provider refused (logged
+     * as {@code refusal}; the object is closed for the library all the same), else SUCCESS.
+     */
+    private static VipReturn providerClose(NativeResource object, String refusal) {
+        try {
+            object.close();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, refusal, e);
+            return VipReturn.ERROR_RESOURCE;
+        }
+        return VipReturn.SUCCESS;
+    }
+
     private static long millisLeft(long deadline) {
         if (deadline == Long.MAX_VALUE) {
             return INFINITE;
@@ -617,15 +632,8 @@ public final class Vipl {
             }
             ptag.destroyed = true;
             nic.ptags.remove(ptag);
-            try {
-                ptag.pd.close();
-            } catch (RuntimeException e) {
-                // the provider refused (ibv_dealloc_pd failed, e.g. a region it could not
-                // deregister still uses it); the domain is closed for the library all the same
-                LOG.log(System.Logger.Level.DEBUG, "VipDestroyPtag: ibv_dealloc_pd refused", e);
-                return VipReturn.ERROR_RESOURCE;
-            }
-            return VipReturn.SUCCESS;
+            // ibv_dealloc_pd fails e.g. when a region it could not deregister still uses the domain
+            return providerClose(ptag.pd, "VipDestroyPtag: ibv_dealloc_pd refused");
         }
     }
 
@@ -713,14 +721,7 @@ public final class Vipl {
             nic.regions.remove(handle.value());
             handle.attributes.ptag().users.remove(handle);
             handle.destroyed = true;
-            try {
-                handle.mr.close();
-            } catch (RuntimeException e) {
-                // the provider refused (ibv_dereg_mr failed); the verbs region is closed for the library all the same
-                LOG.log(System.Logger.Level.DEBUG, "VipDeregisterMem: ibv_dereg_mr refused", e);
-                return VipReturn.ERROR_RESOURCE;
-            }
-            return VipReturn.SUCCESS;
+            return providerClose(handle.mr, "VipDeregisterMem: ibv_dereg_mr refused");
         }
     }
 
