@@ -104,6 +104,11 @@ class PerftestOptionsTest {
     }
 
     private static PerfOptions accepted(PerfTool tool, String line, String expectedOut) {
+        return accepted(tool, line, expectedOut, "");
+    }
+
+    /** The options of {@code line}, which {@code tool} accepts printing {@code expectedOut} and {@code expectedErr}. */
+    private static PerfOptions accepted(PerfTool tool, String line, String expectedOut, String expectedErr) {
         PerfOptions.Verb verb = switch (tool) {
             case SEND_LAT, SEND_BW -> PerfOptions.Verb.SEND;
             case WRITE_LAT, WRITE_BW -> PerfOptions.Verb.WRITE;
@@ -118,7 +123,7 @@ class PerftestOptionsTest {
         String what = tool.c + " " + line + "\n" + out + err;
         assertThat(status).as(what).isNull();
         assertThat(out.toString(StandardCharsets.UTF_8)).as(what).isEqualTo(expectedOut);
-        assertThat(err.toString(StandardCharsets.UTF_8)).as(what).isEmpty();
+        assertThat(err.toString(StandardCharsets.UTF_8)).as(what).isEqualTo(expectedErr);
         return o;
     }
 
@@ -140,13 +145,7 @@ class PerftestOptionsTest {
         assertThat(udCm.rdmaCm).isTrue();
         assertThat(accepted(PerfTool.SEND_BW, "-c UD -R -a", "").isUd()).isTrue();
         // UD's inline limit, with perftest's words
-        PerfOptions o = new PerfOptions("ib_send_bw", PerfOptions.Verb.SEND, PerfOptions.Kind.BW);
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        assertThat(o.parse(new String[]{"-c", "UD", "-I", "900"}, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8))).isNull();
-        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo(DASHES);
-        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("Setting inline size to 884 (Max inline size in UD)\n");
+        PerfOptions o = accepted(PerfTool.SEND_BW, "-c UD -I 900", DASHES, "Setting inline size to 884 (Max inline size in UD)\n");
         assertThat(o.inlineSize).isEqualTo(884);
     }
 
