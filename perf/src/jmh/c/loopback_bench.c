@@ -6,18 +6,9 @@
  * address, the port's active MTU). A benchmark program, not part of the library.
  */
 #include "harness.h"
-
-#include <infiniband/verbs.h>
+#include "signaled_send.h"
 
 #define SIZE 64
-
-struct state {
-    struct ibv_qp *qp;
-    struct ibv_cq *cq;
-    struct ibv_send_wr wr;
-    struct ibv_sge sge;
-    uint64_t id;
-};
 
 static void die(const char *what)
 {
@@ -79,17 +70,15 @@ static void connect_qp(struct ibv_qp *qp, struct ibv_context *ctx, uint32_t dest
 
 static void batch(void *arg, uint64_t n)
 {
-    struct state *s = arg;
-    struct ibv_send_wr *bad;
+    struct signaled_send *s = arg;
     struct ibv_wc wc;
     for (uint64_t i = 0; i < n; i++) {
-        s->wr.wr_id = ++s->id;
-        if (ibv_post_send(s->qp, &s->wr, &bad)) die("ibv_post_send");
+        if (signaled_send_post(s)) die("ibv_post_send");
         int got;
         while ((got = ibv_poll_cq(s->cq, 1, &wc)) == 0) {
             __builtin_ia32_pause();
         }
-        if (got < 0 || wc.status != IBV_WC_SUCCESS || wc.wr_id != s->id) {
+        if (!signaled_send_completed(s, got, &wc)) {
             fprintf(stderr, "loopback_bench: bad completion (%s) at wr_id %llu\n",
                     got < 0 ? "poll error" : ibv_wc_status_str(wc.status), (unsigned long long) s->id);
             exit(1);
@@ -132,7 +121,7 @@ int main(int argc, char **argv)
     struct ibv_mr *mr_a = ibv_reg_mr(pd, buf_a, 4096, IBV_ACCESS_LOCAL_WRITE);
     struct ibv_mr *mr_b = ibv_reg_mr(pd, buf_b, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (!mr_a || !mr_b) die("ibv_reg_mr");
-    struct state s = { .qp = a, .cq = cq_a };
+    struct signaled_send s = { .qp = a, .cq = cq_a };
     s.sge = (struct ibv_sge) { .addr = (uintptr_t) buf_a, .length = SIZE, .lkey = mr_a->lkey };
     s.wr = (struct ibv_send_wr) { .sg_list = &s.sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
                                   .wr.rdma = { .remote_addr = (uintptr_t) buf_b, .rkey = mr_b->rkey } };

@@ -6,16 +6,9 @@
  */
 #include "harness.h"
 #include "null_provider.h"
+#include "signaled_send.h"
 
-struct state {
-    struct ibv_qp *qp;
-    struct ibv_cq *cq;
-    struct ibv_send_wr wr;
-    struct ibv_sge sge;
-    uint64_t id;
-};
-
-static void fail(const char *what, struct state *s)
+static void fail(const char *what, struct signaled_send *s)
 {
     fprintf(stderr, "null_bench: %s at wr_id %llu\n", what, (unsigned long long) s->id);
     exit(1);
@@ -23,15 +16,13 @@ static void fail(const char *what, struct state *s)
 
 static void batch(void *arg, uint64_t n)
 {
-    struct state *s = arg;
-    struct ibv_send_wr *bad;
+    struct signaled_send *s = arg;
     struct ibv_wc wc;
     for (uint64_t i = 0; i < n; i++) {
-        s->wr.wr_id = ++s->id;
-        if (ibv_post_send(s->qp, &s->wr, &bad)) {
+        if (signaled_send_post(s)) {
             fail("ibv_post_send failed", s);
         }
-        if (ibv_poll_cq(s->cq, 1, &wc) != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != s->id) {
+        if (!signaled_send_completed(s, ibv_poll_cq(s->cq, 1, &wc), &wc)) {
             fail("no good completion", s);
         }
     }
@@ -45,7 +36,7 @@ int main(int argc, char **argv)
         perror("np_open");
         return 1;
     }
-    struct state s = { .qp = np->qp, .cq = np->cq };
+    struct signaled_send s = { .qp = np->qp, .cq = np->cq };
     s.sge = (struct ibv_sge) { .addr = (uintptr_t) np->mr->addr, .length = 64, .lkey = np->mr->lkey };
     s.wr = (struct ibv_send_wr) { .sg_list = &s.sge, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
     harness_run("null_provider", &o, batch, &s);

@@ -23,6 +23,15 @@ public sealed interface MrspMessage {
     /** The bytes of the encoded message. */
     int length();
 
+    /** An unmodifiable copy of a message's {@code entries}, at most 255 (the count is one byte on the wire). */
+    private static <E> List<E> entryList(List<E> entries) {
+        List<E> copy = List.copyOf(entries);
+        if (copy.size() > 255) {
+            throw new IllegalArgumentException("at most 255 entries fit the 8-bit count, got " + copy.size());
+        }
+        return copy;
+    }
+
     /**
      * One 24-byte entry of an advertise+request.
      *
@@ -66,10 +75,7 @@ public sealed interface MrspMessage {
     /** Advertise+request (type 0x01): the host's regions and its requests, 0..255 entries. */
     record Request(List<RequestEntry> entries) implements MrspMessage {
         public Request {
-            entries = List.copyOf(entries);
-            if (entries.size() > 255) {
-                throw new IllegalArgumentException("at most 255 entries fit the 8-bit count, got " + entries.size());
-            }
+            entries = entryList(entries);
         }
 
         @Override
@@ -86,10 +92,7 @@ public sealed interface MrspMessage {
     /** Advertise (type 0x02): the NAA's regions for the request's non-internal entries, in order. */
     record Advertise(List<AdvertiseEntry> entries) implements MrspMessage {
         public Advertise {
-            entries = List.copyOf(entries);
-            if (entries.size() > 255) {
-                throw new IllegalArgumentException("at most 255 entries fit the 8-bit count, got " + entries.size());
-            }
+            entries = entryList(entries);
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.verbs4j.naaice;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Map;
@@ -25,6 +26,8 @@ public final class ReferenceKernels {
     /** Does nothing. */
     public static final Kernel NO_OP = call -> 0;
 
+    private static final int CHECK_CHUNK = 1 << 20;
+
     private ReferenceKernels() {
     }
 
@@ -38,6 +41,25 @@ public final class ReferenceKernels {
             addBytes(s, k);
         }
         return 0;
+    }
+
+    /**
+     * The first index of {@code s} whose byte is not {@code want}, or -1: how a caller checks a
+     * parameter it filled with one byte value after a kernel ran.
+     */
+    public static long firstDifference(MemorySegment s, byte want) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment w = arena.allocate(Math.min(CHECK_CHUNK, Math.max(1, s.byteSize())));
+            w.fill(want);
+            for (long at = 0; at < s.byteSize(); at += CHECK_CHUNK) {
+                long n = Math.min(CHECK_CHUNK, s.byteSize() - at);
+                long m = MemorySegment.mismatch(s, at, at + n, w, 0, n);
+                if (m >= 0) {
+                    return at + m;
+                }
+            }
+            return -1;
+        }
     }
 
     /** Adds {@code k} (0..127) to every byte of {@code s}, modulo 256, eight bytes at a time. */

@@ -18,6 +18,14 @@ class ImmediateAndStateTest {
         return HexFormat.of().parseHex(s.replace(" ", ""));
     }
 
+    /** Asserts for each (from, to) pair of {@code pairs} that the move is legal for {@code role} exactly when {@code legal}. */
+    private static void assertLegal(StateMachine.Role role, boolean legal, NaaState... pairs) {
+        for (int i = 0; i < pairs.length; i += 2) {
+            assertThat(StateMachine.isLegal(role, pairs[i], pairs[i + 1])).as("%s: %s → %s", role, pairs[i], pairs[i + 1])
+                    .isEqualTo(legal);
+        }
+    }
+
     @Test
     void hostToNaa() {
         assertThat(Immediate.wireBytes(Immediate.request(3))).isEqualTo(hex("00 00 00 83"));
@@ -83,16 +91,11 @@ class ImmediateAndStateTest {
     @Test
     void clientIllegalTransitions() {
         var c = StateMachine.Role.CLIENT;
-        assertThat(StateMachine.isLegal(c, NaaState.INIT, NaaState.CONNECTED)).isFalse();
-        assertThat(StateMachine.isLegal(c, NaaState.CONNECTED, NaaState.DATA_SENDING)).isFalse();
-        assertThat(StateMachine.isLegal(c, NaaState.MRSP_SENDING, NaaState.MRSP_DONE)).isFalse();
-        assertThat(StateMachine.isLegal(c, NaaState.MRSP_DONE, NaaState.FINISHED)).isFalse();
-        assertThat(StateMachine.isLegal(c, NaaState.DATA_SENDING, NaaState.FINISHED)).isFalse();
-        assertThat(StateMachine.isLegal(c, NaaState.DATA_SENDING, NaaState.CALCULATING)).isFalse();
-        assertThat(StateMachine.isLegal(c, NaaState.FINISHED, NaaState.MRSP_SENDING)).isFalse();
-        assertThat(StateMachine.isLegal(c, NaaState.DISCONNECTED, NaaState.INIT)).isFalse();
-        assertThat(StateMachine.isLegal(c, NaaState.DISCONNECTED, NaaState.ERROR)).isFalse();
-        assertThat(StateMachine.isLegal(c, NaaState.ERROR, NaaState.ERROR)).isFalse();
+        assertLegal(c, false, NaaState.INIT, NaaState.CONNECTED, NaaState.CONNECTED, NaaState.DATA_SENDING,
+                NaaState.MRSP_SENDING, NaaState.MRSP_DONE, NaaState.MRSP_DONE, NaaState.FINISHED,
+                NaaState.DATA_SENDING, NaaState.FINISHED, NaaState.DATA_SENDING, NaaState.CALCULATING,
+                NaaState.FINISHED, NaaState.MRSP_SENDING, NaaState.DISCONNECTED, NaaState.INIT,
+                NaaState.DISCONNECTED, NaaState.ERROR, NaaState.ERROR, NaaState.ERROR);
         for (NaaState s : NaaState.values()) {
             if (s != NaaState.ERROR && s != NaaState.DISCONNECTED) {
                 assertThat(StateMachine.isLegal(c, s, NaaState.ERROR)).as("%s → ERROR", s).isTrue();
@@ -117,15 +120,11 @@ class ImmediateAndStateTest {
             m.moveTo(s);
         }
         var n = StateMachine.Role.NAA;
-        assertThat(StateMachine.isLegal(n, NaaState.INIT, NaaState.READY)).isFalse();
-        assertThat(StateMachine.isLegal(n, NaaState.MRSP_RECEIVING, NaaState.MRSP_DONE)).isFalse();
-        assertThat(StateMachine.isLegal(n, NaaState.MRSP_DONE, NaaState.CALCULATING)).isFalse();
-        assertThat(StateMachine.isLegal(n, NaaState.DATA_RECEIVING, NaaState.DATA_SENDING)).isFalse();
-        assertThat(StateMachine.isLegal(n, NaaState.CALCULATING, NaaState.DATA_RECEIVING)).isFalse();
-        assertThat(StateMachine.isLegal(n, NaaState.ERROR, NaaState.DATA_RECEIVING)).isFalse();
-        assertThat(StateMachine.isLegal(n, NaaState.ERROR, NaaState.FINISHED)).isTrue();
-        assertThat(StateMachine.isLegal(n, NaaState.DATA_SENDING, NaaState.FINISHED)).isTrue();
-        assertThat(StateMachine.isLegal(n, NaaState.FINISHED, NaaState.FINISHED)).isFalse();
+        assertLegal(n, false, NaaState.INIT, NaaState.READY, NaaState.MRSP_RECEIVING, NaaState.MRSP_DONE,
+                NaaState.MRSP_DONE, NaaState.CALCULATING, NaaState.DATA_RECEIVING, NaaState.DATA_SENDING,
+                NaaState.CALCULATING, NaaState.DATA_RECEIVING, NaaState.ERROR, NaaState.DATA_RECEIVING,
+                NaaState.FINISHED, NaaState.FINISHED);
+        assertLegal(n, true, NaaState.ERROR, NaaState.FINISHED, NaaState.DATA_SENDING, NaaState.FINISHED);
     }
 
     @Test

@@ -29,7 +29,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -168,101 +167,91 @@ class NaaiceCloseDeviceTest {
         }
     }
 
-    private static InetSocketAddress local() throws Exception {
-        return new InetSocketAddress(InetAddress.getByName(TestBed.hostA().address()), 0);
+    /** A client run against the probe NAA: the builder has the NAA's and the local address. */
+    @FunctionalInterface
+    private interface ProbedClient {
+        void run(NaaClient.Builder builder, RdmaArena arena) throws Exception;
     }
 
-    private static InetSocketAddress naa(int port) throws Exception {
-        return new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), port);
+    /**
+     * What a probe NAA on {@code port} (answering the request after {@code advertiseDelay}) saw of
+     * {@code client}; nothing unexpected among it.
+     */
+    private static Timeline probed(int port, Duration advertiseDelay, ProbedClient client) throws Exception {
+        InetSocketAddress naa = NaaiceTestSupport.naaAddress(port);
+        try (EventChannel events = EventChannel.create(); CmId listener = events.createId(PortSpace.TCP);
+             RdmaArena arena = RdmaArena.ofShared()) {
+            listener.bind(naa);
+            listener.listen(4);
+            CompletableFuture<Timeline> probe = probe(listener, events, advertiseDelay);
+            client.run(NaaClient.builder(naa).localAddress(NaaiceTestSupport.hostAddress()), arena);
+            Timeline t = probe.get(WAIT.toSeconds(), TimeUnit.SECONDS);
+            assertThat(t.unexpected).isEmpty();
+            return t;
+        }
     }
 
     @Test
     void closeRightAfterConnectSendsAnAbortWithSeAndWaitsBeforeDisconnecting() throws Exception {
-        InetSocketAddress naa = naa(12371);
-        try (EventChannel events = EventChannel.create(); CmId listener = events.createId(PortSpace.TCP);
-             RdmaArena arena = RdmaArena.ofShared()) {
-            listener.bind(naa);
-            listener.listen(4);
-            CompletableFuture<Timeline> probe = probe(listener, events, Duration.ZERO);
-            MemorySegment p = arena.allocate(4096);
-            long closing;
-            long closed;
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local()).inOut(p).build()) {
+        long[] closing = new long[2];
+        Timeline t = probed(12371, Duration.ZERO, (builder, arena) -> {
+            try (NaaClient c = builder.inOut(arena.allocate(4096)).build()) {
                 c.connect(WAIT);
-                closing = System.nanoTime();
+                closing[0] = System.nanoTime();
                 c.close();
-                closed = System.nanoTime();
+                closing[1] = System.nanoTime();
             }
-            Timeline t = probe.get(WAIT.toSeconds(), TimeUnit.SECONDS);
-            assertThat(t.unexpected).isEmpty();
-            assertThat(t.messages).hasSize(1);
-            Received abort = t.messages.get(0);
-            // the code at offset 1 (C host, Java NAA) and at offset 3 (C NAA)
-            assertThat(abort.hex()).isEqualTo("00 05 00 05");
-            assertThat(abort.solicitedEvent()).as("the abort carries SE").isTrue();
-            assertThat(t.disconnectedNanos).as("the client disconnected").isPositive();
-            assertThat(t.disconnectedNanos - abort.nanos()).as("time the NAA had to take the abort")
-                    .isGreaterThan(TimeUnit.MILLISECONDS.toNanos(300));
-            assertThat(closed - closing).as("close() time").isLessThan(TimeUnit.SECONDS.toNanos(5));
-        }
+        });
+        assertThat(t.messages).hasSize(1);
+        Received abort = t.messages.get(0);
+        // the code at offset 1 (C host, Java NAA) and at offset 3 (C NAA)
+        assertThat(abort.hex()).isEqualTo("00 05 00 05");
+        assertThat(abort.solicitedEvent()).as("the abort carries SE").isTrue();
+        assertThat(t.disconnectedNanos).as("the client disconnected").isPositive();
+        assertThat(t.disconnectedNanos - abort.nanos()).as("time the NAA had to take the abort")
+                .isGreaterThan(TimeUnit.MILLISECONDS.toNanos(300));
+        assertThat(closing[1] - closing[0]).as("close() time").isLessThan(TimeUnit.SECONDS.toNanos(5));
     }
 
     @Test
     void closeWithTheRequestUnansweredWaitsForTheAdvertise() throws Exception {
-        InetSocketAddress naa = naa(12372);
-        try (EventChannel events = EventChannel.create(); CmId listener = events.createId(PortSpace.TCP);
-             RdmaArena arena = RdmaArena.ofShared()) {
-            listener.bind(naa);
-            listener.listen(4);
-            CompletableFuture<Timeline> probe = probe(listener, events, Duration.ofMillis(400));
-            MemorySegment in = arena.allocate(1024);
-            MemorySegment out = arena.allocate(512);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local()).input(in).output(out).internal(64).build()) {
+        Timeline t = probed(12372, Duration.ofMillis(400), (builder, arena) -> {
+            try (NaaClient c = builder.input(arena.allocate(1024)).output(arena.allocate(512)).internal(64).build()) {
                 c.connect(WAIT);
                 c.startRegionSetup();
                 c.close();
             }
-            Timeline t = probe.get(WAIT.toSeconds(), TimeUnit.SECONDS);
-            assertThat(t.unexpected).isEmpty();
-            assertThat(t.messages).as("only the request, no abort").hasSize(1);
-            assertThat(t.messages.get(0).bytes()[0]).isEqualTo((byte) MrspMessage.TYPE_REQUEST);
-            assertThat(t.messages.get(0).solicitedEvent()).isTrue();
-            assertThat(t.advertiseNanos).isPositive();
-            assertThat(t.disconnectedNanos).as("disconnected after the advertise").isGreaterThan(t.advertiseNanos);
-        }
+        });
+        assertThat(t.messages).as("only the request, no abort").hasSize(1);
+        assertThat(t.messages.get(0).bytes()[0]).isEqualTo((byte) MrspMessage.TYPE_REQUEST);
+        assertThat(t.messages.get(0).solicitedEvent()).isTrue();
+        assertThat(t.advertiseNanos).isPositive();
+        assertThat(t.disconnectedNanos).as("disconnected after the advertise").isGreaterThan(t.advertiseNanos);
     }
 
     @Test
     void closeAfterTheRegionSetupSendsNothingMore() throws Exception {
-        InetSocketAddress naa = naa(12373);
-        try (EventChannel events = EventChannel.create(); CmId listener = events.createId(PortSpace.TCP);
-             RdmaArena arena = RdmaArena.ofShared()) {
-            listener.bind(naa);
-            listener.listen(4);
-            CompletableFuture<Timeline> probe = probe(listener, events, Duration.ZERO);
-            MemorySegment p = arena.allocate(256);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local()).inOut(p).build()) {
+        Timeline t = probed(12373, Duration.ZERO, (builder, arena) -> {
+            try (NaaClient c = builder.inOut(arena.allocate(256)).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
             }
-            Timeline t = probe.get(WAIT.toSeconds(), TimeUnit.SECONDS);
-            assertThat(t.unexpected).isEmpty();
-            assertThat(t.messages).as("the request only").hasSize(1);
-            assertThat(t.messages.get(0).bytes()[0]).isEqualTo((byte) MrspMessage.TYPE_REQUEST);
-            assertThat(t.disconnectedNanos).isPositive();
-        }
+        });
+        assertThat(t.messages).as("the request only").hasSize(1);
+        assertThat(t.messages.get(0).bytes()[0]).isEqualTo((byte) MrspMessage.TYPE_REQUEST);
+        assertThat(t.disconnectedNanos).isPositive();
     }
 
     @Test
     void theJavaNaaTakesTheAbortAndServesTheNextClient() throws Exception {
-        InetSocketAddress naa = naa(12374);
+        InetSocketAddress naa = NaaiceTestSupport.naaAddress(12374);
         try (NaaServer server = NaaServer.builder().bind(naa).start(); RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment p = arena.allocate(4096);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local()).inOut(p).build()) {
+            try (NaaClient c = NaaClient.builder(naa).localAddress(NaaiceTestSupport.hostAddress()).inOut(p).build()) {
                 c.connect(WAIT);
             }
             p.fill((byte) 10);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local()).inOut(p).build()) {
+            try (NaaClient c = NaaClient.builder(naa).localAddress(NaaiceTestSupport.hostAddress()).inOut(p).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
                 c.rpc(2, WAIT);

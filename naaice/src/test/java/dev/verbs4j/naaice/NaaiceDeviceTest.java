@@ -32,8 +32,8 @@ class NaaiceDeviceTest {
 
     @BeforeAll
     static void startServer() throws Exception {
-        naa = new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), PORT);
-        local = new InetSocketAddress(InetAddress.getByName(TestBed.hostA().address()), 0);
+        naa = NaaiceTestSupport.naaAddress(PORT);
+        local = NaaiceTestSupport.hostAddress();
         server = NaaServer.builder().bind(naa).maxRegions(40).maxBytes(MAX_BYTES)
                 .kernel(0x11, call -> 0x42)
                 .kernel(0x13, call -> {
@@ -89,8 +89,15 @@ class NaaiceDeviceTest {
         s.fill((byte) v);
     }
 
+    /** A new segment of {@code size} bytes of {@code arena}, every byte {@code v}. */
+    private static MemorySegment filled(RdmaArena arena, long size, int v) {
+        MemorySegment s = arena.allocate(size);
+        fill(s, v);
+        return s;
+    }
+
     static void assertAll(MemorySegment s, int v) {
-        long at = NaaiceTestSupport.firstDifference(s, (byte) v);
+        long at = ReferenceKernels.firstDifference(s, (byte) v);
         if (at >= 0) {
             throw new AssertionError("byte " + at + " of " + s.byteSize() + " is " + (s.get(ValueLayout.JAVA_BYTE, at) & 0xff)
                     + ", expected " + (v & 0xff));
@@ -100,12 +107,9 @@ class NaaiceDeviceTest {
     @Test
     void oneRpcPerReferenceKernel() {
         try (RdmaArena arena = RdmaArena.ofShared()) {
-            MemorySegment in = arena.allocate(4096);
-            MemorySegment out = arena.allocate(1000);
-            MemorySegment io = arena.allocate(3000);
-            fill(in, 10);
-            fill(out, 99);
-            fill(io, 12);
+            MemorySegment in = filled(arena, 4096, 10);
+            MemorySegment out = filled(arena, 1000, 99);
+            MemorySegment io = filled(arena, 3000, 12);
             try (NaaClient c = NaaClient.builder(naa).localAddress(local).input(in).output(out).inOut(io).build()) {
                 long t0 = System.nanoTime();
                 c.connect(WAIT);
@@ -141,9 +145,8 @@ class NaaiceDeviceTest {
     @Test
     void hundredRpcsSingleSendOnlyFirstAndUserBytes() {
         try (RdmaArena arena = RdmaArena.ofShared()) {
-            MemorySegment once = arena.allocate(512);
+            MemorySegment once = filled(arena, 512, 7);
             MemorySegment out = arena.allocate(64);
-            fill(once, 7);
             try (NaaClient c = NaaClient.builder(naa).localAddress(local)
                     .parameter(once, RegionFlags.INPUT | RegionFlags.SINGLE_SEND).output(out).build()) {
                 c.connect(WAIT);
@@ -211,8 +214,7 @@ class NaaiceDeviceTest {
     @Test
     void kernelErrorCodeReachesClientAndConnectionStaysUsable() {
         try (RdmaArena arena = RdmaArena.ofShared()) {
-            MemorySegment io = arena.allocate(100);
-            fill(io, 1);
+            MemorySegment io = filled(arena, 100, 1);
             try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
@@ -262,8 +264,7 @@ class NaaiceDeviceTest {
     @Test
     void nonBlockingProgress() {
         try (RdmaArena arena = RdmaArena.ofShared()) {
-            MemorySegment io = arena.allocate(256);
-            fill(io, 200);
+            MemorySegment io = filled(arena, 256, 200);
             try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
                 c.startConnect();
                 spin(c, NaaState.CONNECTED);
@@ -291,7 +292,7 @@ class NaaiceDeviceTest {
 
     @Test
     void nobodyListening() throws Exception {
-        InetSocketAddress nowhere = new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), 12399);
+        InetSocketAddress nowhere = NaaiceTestSupport.naaAddress(12399);
         try (RdmaArena arena = RdmaArena.ofShared(); NaaClient c = NaaClient.builder(nowhere).input(arena.allocate(8)).build()) {
             assertThatThrownBy(() -> c.connect(WAIT)).isInstanceOfSatisfying(NaaiceException.class,
                     e -> assertThat(e.reason()).isEqualTo(NaaiceException.Reason.CM_EVENT));
@@ -355,11 +356,9 @@ class NaaiceDeviceTest {
         String b = TestBed.hostB().address();
         NaaSpec spec = NaaSpec.parse(b + ":" + PORT + ":1:2,nowhere:1:9:1," + b + "::2:1");
         try (RdmaArena arena = RdmaArena.ofShared()) {
-            MemorySegment a = arena.allocate(1000);
-            MemorySegment once = arena.allocate(300);
+            MemorySegment a = filled(arena, 1000, 20);
+            MemorySegment once = filled(arena, 300, 40);
             MemorySegment out = arena.allocate(2000);
-            fill(a, 20);
-            fill(once, 40);
             // a is input and output (merged into one region); once goes with the first invocation only
             try (NaaHandle h = NaaHandle.create(spec, TestBed.hostA().address(), 1,
                     List.of(NaaParam.of(a), NaaParam.once(once)), List.of(NaaParam.of(out), NaaParam.of(a)), WAIT)) {
@@ -407,8 +406,7 @@ class NaaiceDeviceTest {
         String b = TestBed.hostB().address();
         NaaSpec spec = NaaSpec.parse(b + ":" + PORT + ":1:1");
         try (RdmaArena arena = RdmaArena.ofShared()) {
-            MemorySegment io = arena.allocate(4096);
-            fill(io, 0);
+            MemorySegment io = filled(arena, 4096, 0);
             try (NaaHandle h = NaaHandle.create(spec, TestBed.hostA().address(), 1, List.of(NaaParam.of(io)),
                     List.of(NaaParam.of(io)), WAIT)) {
                 int threads = 4;

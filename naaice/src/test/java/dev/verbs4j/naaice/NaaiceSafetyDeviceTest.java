@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Timeout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -49,8 +48,8 @@ class NaaiceSafetyDeviceTest {
 
     @BeforeAll
     static void startServer() throws Exception {
-        naa = new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), PORT);
-        local = new InetSocketAddress(InetAddress.getByName(TestBed.hostA().address()), 0);
+        naa = NaaiceTestSupport.naaAddress(PORT);
+        local = NaaiceTestSupport.hostAddress();
         server = NaaServer.builder().bind(naa)
                 .kernel(FN_FILL, call -> {
                     // every output region: filled with 0x5a; a count of the inputs' bytes in the first 8 of the first output

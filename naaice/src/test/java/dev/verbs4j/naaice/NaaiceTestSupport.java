@@ -1,36 +1,31 @@
 package dev.verbs4j.naaice;
 
+import dev.verbs4j.verbs.TestBed;
+
 import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-/** Helpers of the NAAICE device tests: byte checks and process resource counts. */
+/** Helpers of the NAAICE device tests: the test bed's addresses and process resource counts. */
 final class NaaiceTestSupport {
-
-    private static final int CHUNK = 1 << 20;
 
     private NaaiceTestSupport() {
     }
 
-    /** The first index of {@code s} whose byte is not {@code v}, or -1. */
-    static long firstDifference(MemorySegment s, byte v) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment want = arena.allocate(Math.min(CHUNK, Math.max(1, s.byteSize())));
-            want.fill(v);
-            for (long at = 0; at < s.byteSize(); at += CHUNK) {
-                long n = Math.min(CHUNK, s.byteSize() - at);
-                long m = MemorySegment.mismatch(s, at, at + n, want, 0, n);
-                if (m >= 0) {
-                    return at + m;
-                }
-            }
-            return -1;
-        }
+    /** The NAA's address: host B's, {@code port}. */
+    static InetSocketAddress naaAddress(int port) throws UnknownHostException {
+        return new InetSocketAddress(InetAddress.getByName(TestBed.hostB().address()), port);
+    }
+
+    /** The address a host side connects from: host A's, any port. */
+    static InetSocketAddress hostAddress() throws UnknownHostException {
+        return new InetSocketAddress(InetAddress.getByName(TestBed.hostA().address()), 0);
     }
 
     /** Open file descriptors of this process. */

@@ -55,6 +55,8 @@ final class RawMrspClient implements AutoCloseable {
     private boolean receivePosted;
     private MrspMessage answer;
     private boolean broken;
+    /** Whether the SEND of the exchange under way completed. */
+    private boolean sent;
 
     RawMrspClient(InetSocketAddress naa, InetSocketAddress local, Duration timeout) {
         id = events.createId(PortSpace.TCP);
@@ -102,7 +104,7 @@ final class RawMrspClient implements AutoCloseable {
             w.sge(buffer, BUFFER, message.length); // none: a zero-length SEND
         }
         qp.postSend(sends, 1);
-        boolean sent = false;
+        sent = false;
         answer = null;
         long deadline = System.nanoTime() + wait.toNanos();
         long sendDeadline = System.nanoTime() + 30_000_000_000L;
@@ -114,18 +116,8 @@ final class RawMrspClient implements AutoCloseable {
             }
             int n;
             while ((n = cq.poll(wcs)) > 0) {
-                for (int i = 0; i < n; i++) {
-                    WorkCompletion wc = wcs.get(i);
-                    if (!wc.isSuccess()) {
-                        broken = true;
-                        return Outcome.CLOSED;
-                    }
-                    if (wc.wrId() == 2) {
-                        sent = true;
-                    } else {
-                        receivePosted = false;
-                        answer = Mrsp.decode(buffer.segment(), wc.byteLength());
-                    }
+                if (!take(n)) {
+                    return Outcome.CLOSED;
                 }
             }
             if (sent && answer != null) {
@@ -144,23 +136,31 @@ final class RawMrspClient implements AutoCloseable {
             }
             cq.requestNotify(false);
             if ((n = cq.poll(wcs)) > 0) {
-                for (int i = 0; i < n; i++) {
-                    WorkCompletion wc = wcs.get(i);
-                    if (!wc.isSuccess()) {
-                        broken = true;
-                        return Outcome.CLOSED;
-                    }
-                    if (wc.wrId() == 2) {
-                        sent = true;
-                    } else {
-                        receivePosted = false;
-                        answer = Mrsp.decode(buffer.segment(), wc.byteLength());
-                    }
+                if (!take(n)) {
+                    return Outcome.CLOSED;
                 }
                 continue;
             }
             channel.await(Duration.ofNanos(Math.min(left, 50_000_000L)));
         }
+    }
+
+    /** Takes the {@code n} completions polled into {@link #wcs}; false after a failed one (the connection is broken). */
+    private boolean take(int n) {
+        for (int i = 0; i < n; i++) {
+            WorkCompletion wc = wcs.get(i);
+            if (!wc.isSuccess()) {
+                broken = true;
+                return false;
+            }
+            if (wc.wrId() == 2) {
+                sent = true;
+            } else {
+                receivePosted = false;
+                answer = Mrsp.decode(buffer.segment(), wc.byteLength());
+            }
+        }
+        return true;
     }
 
     @Override

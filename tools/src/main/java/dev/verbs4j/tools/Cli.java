@@ -1,11 +1,14 @@
 package dev.verbs4j.tools;
 
 import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.function.Function;
 
 /**
  * The entry point every tool shares: a tool is a {@link Tool} (arguments and streams in, exit
- * status out, never {@code System.exit}), which tests run in-process; its {@code main} is one
- * call of {@link #main}, the only place that ends the JVM.
+ * status out, never {@code System.exit}), which tests run in-process; a command line of tools
+ * ({@link ToolMain}, the perftest twins) runs one through {@link #launch} and {@link #main}, the
+ * only place that ends the JVM.
  */
 public final class Cli {
 
@@ -30,6 +33,20 @@ public final class Cli {
         System.out.flush();
         System.err.flush();
         System.exit(status & 0xff);
+    }
+
+    /**
+     * The {@code main} of a command line of several tools: the first argument names the tool
+     * ({@code named} gives it, or null), the others are its arguments, run as by {@link #main}. Without
+     * a known name it prints {@code usage} to standard error and exits with status 2.
+     */
+    public static void launch(String[] args, Function<String, Tool> named, String usage) {
+        Tool tool = args.length == 0 ? null : named.apply(args[0]);
+        if (tool == null) {
+            System.err.println(usage);
+            System.exit(2);
+        }
+        main(Arrays.copyOfRange(args, 1, args.length), tool);
     }
 
     /** Runs {@code tool}; an exception it lets through is printed to {@code err} and gives status 1. */

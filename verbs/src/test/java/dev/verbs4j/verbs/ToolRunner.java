@@ -15,6 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * Runs one side of a tool test: a Java tool in this JVM (on a thread, with its own output
  * streams) or a C program as a process, in the background, bounded by a time limit.
@@ -39,6 +41,57 @@ public final class ToolRunner {
         public String toString() {
             return who + " exited " + status + "\n  stdout: " + String.join("\n          ", out)
                     + "\n  stderr: " + String.join("\n          ", err);
+        }
+    }
+
+    /** One in-process run of a Java tool, to its end: its status and all it printed. */
+    public record Captured(int status, String out, String err) {
+    }
+
+    /** Runs {@code tool} with {@code args} on this thread, each stream into a string of its own. */
+    public static Captured runJava(JavaTool tool, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = tool.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Captured(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    /** What a server and its client returned and printed. */
+    public record Exchange(Run server, Run client) {
+
+        /** Asserts that both exited 0 (each failure shown with both sides' output); this exchange. */
+        public Exchange succeeded() {
+            assertThat(client.status()).as("%s\n%s", client, server).isZero();
+            assertThat(server.status()).as("%s\n%s", server, client).isZero();
+            return this;
+        }
+    }
+
+    /** Starts one side. */
+    @FunctionalInterface
+    public interface Start {
+        Background start() throws Exception;
+    }
+
+    /**
+     * Starts {@code server}, waits until something listens on RDMA CM {@code port} (at most
+     * {@code listenLimit}), runs {@code client} to its end and then awaits the server; both are
+     * stopped whatever happens.
+     */
+    public static Exchange cmServerAndClient(Start server, int port, Duration listenLimit, Start client) throws Exception {
+        Background s = server.start();
+        try {
+            awaitCmListening(port, listenLimit);
+            Background c = client.start();
+            Run clientRun;
+            try {
+                clientRun = c.await();
+            } finally {
+                c.stop();
+            }
+            return new Exchange(s.await(), clientRun);
+        } finally {
+            s.stop();
         }
     }
 

@@ -227,6 +227,16 @@ public final class VipVi implements AutoCloseable {
 
     // ---- posting ----
 
+    /** The receive queue when {@code receive}, else the send queue. */
+    WorkQueue queue(boolean receive) {
+        return receive ? recv : send;
+    }
+
+    /** The CQ the receive queue (when {@code receive}) or the send queue is attached to, or null. */
+    VipCq cq(boolean receive) {
+        return receive ? recvCq : sendCq;
+    }
+
     VipReturn post(VipDescriptor d, VipMemHandle descriptorMemory, boolean receive) {
         try {
             return postLocked(d, descriptorMemory, receive);

@@ -7,6 +7,7 @@ import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Mtu;
+import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.VerbsException;
 
 import java.lang.foreign.MemorySegment;
@@ -487,6 +488,20 @@ public final class Vipl {
         return c != 0 ? c : java.util.Arrays.compareUnsigned(x.discriminator(), y.discriminator());
     }
 
+    /**
+     * Closes a verbs object for a VIPL destroy: ERROR_RESOURCE when the provider refused (logged
+     * as {@code refusal}; the object is closed for the library all the same), else SUCCESS.
+     */
+    private static VipReturn providerClose(NativeResource object, String refusal) {
+        try {
+            object.close();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, refusal, e);
+            return VipReturn.ERROR_RESOURCE;
+        }
+        return VipReturn.SUCCESS;
+    }
+
     private static long millisLeft(long deadline) {
         if (deadline == Long.MAX_VALUE) {
             return INFINITE;
@@ -497,9 +512,13 @@ public final class Vipl {
     /** The longest a peer attempt waits at once before it checks whether it was cancelled. */
     private static final long PEER_SLICE_MILLIS = 200;
 
-    /** The lower peer: waits for the other's request and accepts it. */
-    private static VipReturn peerAccept(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
-                                        long deadline) {
+    /** One try of a peer attempt, given the milliseconds left: the result, or null to try again. */
+    private interface PeerTry {
+        VipReturn attempt(long leftMillis);
+    }
+
+    /** Runs {@code step} until it has a result, the attempt is cancelled or the deadline passed. */
+    private static VipReturn peerTries(VipVi.PeerAttempt attempt, long deadline, PeerTry step) {
         while (true) {
             if (attempt.cancelled) {
                 return VipReturn.INVALID_PARAMETER;
@@ -508,14 +527,22 @@ public final class Vipl {
             if (left == 0) {
                 return VipReturn.TIMEOUT;
             }
+            VipReturn rc = step.attempt(left);
+            if (rc != null) {
+                return rc;
+            }
+        }
+    }
+
+    /** The lower peer: waits for the other's request and accepts it. */
+    private static VipReturn peerAccept(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
+                                        long deadline) {
+        return peerTries(attempt, deadline, left -> {
             VipConnHandle h;
             try {
                 h = connectWait(vi.nic, local, Math.min(left, PEER_SLICE_MILLIS));
             } catch (VipException e) {
-                if (e.code() == VipReturn.TIMEOUT) {
-                    continue;
-                }
-                return e.code();
+                return e.code() == VipReturn.TIMEOUT ? null : e.code();
             }
             if (attempt.cancelled) {
                 connectReject(h);
@@ -525,20 +552,14 @@ public final class Vipl {
                 return connectAccept(h, vi);
             }
             connectReject(h);
-        }
+            return null;
+        });
     }
 
     /** The higher peer: requests until the other listens, within the deadline. */
     private static VipReturn peerRequest(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
                                          long deadline) {
-        while (true) {
-            if (attempt.cancelled) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            long left = millisLeft(deadline);
-            if (left == 0) {
-                return VipReturn.TIMEOUT;
-            }
+        return peerTries(attempt, deadline, left -> {
             VipReturn rc = connectRequest(vi, local, remote, left);
             if (rc != VipReturn.NOT_REACHABLE) {
                 return rc;
@@ -549,7 +570,8 @@ public final class Vipl {
                 Thread.currentThread().interrupt();
                 return VipReturn.TIMEOUT;
             }
-        }
+            return null;
+        });
     }
 
     /**
@@ -610,15 +632,8 @@ public final class Vipl {
             }
             ptag.destroyed = true;
             nic.ptags.remove(ptag);
-            try {
-                ptag.pd.close();
-            } catch (RuntimeException e) {
-                // the provider refused (ibv_dealloc_pd failed, e.g. a region it could not
-                // deregister still uses it); the domain is closed for the library all the same
-                LOG.log(System.Logger.Level.DEBUG, "VipDestroyPtag: ibv_dealloc_pd refused", e);
-                return VipReturn.ERROR_RESOURCE;
-            }
-            return VipReturn.SUCCESS;
+            // ibv_dealloc_pd fails e.g. when a region it could not deregister still uses the domain
+            return providerClose(ptag.pd, "VipDestroyPtag: ibv_dealloc_pd refused");
         }
     }
 
@@ -706,14 +721,7 @@ public final class Vipl {
             nic.regions.remove(handle.value());
             handle.attributes.ptag().users.remove(handle);
             handle.destroyed = true;
-            try {
-                handle.mr.close();
-            } catch (RuntimeException e) {
-                // the provider refused (ibv_dereg_mr failed); the verbs region is closed for the library all the same
-                LOG.log(System.Logger.Level.DEBUG, "VipDeregisterMem: ibv_dereg_mr refused", e);
-                return VipReturn.ERROR_RESOURCE;
-            }
-            return VipReturn.SUCCESS;
+            return providerClose(handle.mr, "VipDeregisterMem: ibv_dereg_mr refused");
         }
     }
 
@@ -834,10 +842,7 @@ public final class Vipl {
      *         (or in memory whose arena is closed, or confined to another thread)
      */
     public static VipReturn postSend(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
-        if (bad(vi) || badDescriptor(descriptor)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.post(descriptor, memHandle, false);
+        return post(vi, descriptor, memHandle, false);
     }
 
     /**
@@ -846,10 +851,14 @@ public final class Vipl {
      * DESC_FLUSHED_ERROR. An RDMA operation on the receive queue is a FORMAT_ERROR.
      */
     public static VipReturn postRecv(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
+        return post(vi, descriptor, memHandle, true);
+    }
+
+    private static VipReturn post(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle, boolean receive) {
         if (bad(vi) || badDescriptor(descriptor)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        return vi.post(descriptor, memHandle, true);
+        return vi.post(descriptor, memHandle, receive);
     }
 
     /**
@@ -861,18 +870,19 @@ public final class Vipl {
      *         into it; the same holds for the Wait functions, and a Notify handler is not called for it)
      */
     public static VipReturn sendDone(VipVi vi, VipDescriptor out) {
-        if (bad(vi) || out == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.send.done(out);
+        return done(vi, false, out);
     }
 
     /** VipRecvDone (§9.6.5): as {@link #sendDone} for the receive queue. */
     public static VipReturn recvDone(VipVi vi, VipDescriptor out) {
+        return done(vi, true, out);
+    }
+
+    private static VipReturn done(VipVi vi, boolean receive, VipDescriptor out) {
         if (bad(vi) || out == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        return vi.recv.done(out);
+        return vi.queue(receive).done(out);
     }
 
     /**
@@ -880,24 +890,22 @@ public final class Vipl {
      * ERROR_RESOURCE on a CQ-attached queue (D2: the function's own return list, not §9.6.8's).
      */
     public static VipReturn sendWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
-        if (bad(vi) || out == null || badTimeout(timeoutMillis)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (vi.sendCq != null) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return vi.send.await(timeoutMillis, out);
+        return await(vi, false, timeoutMillis, out);
     }
 
     /** VipRecvWait (§9.6.6): as {@link #sendWait} for the receive queue. */
     public static VipReturn recvWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
+        return await(vi, true, timeoutMillis, out);
+    }
+
+    private static VipReturn await(VipVi vi, boolean receive, long timeoutMillis, VipDescriptor out) {
         if (bad(vi) || out == null || badTimeout(timeoutMillis)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        if (vi.recvCq != null) {
+        if (vi.cq(receive) != null) {
             return VipReturn.ERROR_RESOURCE;
         }
-        return vi.recv.await(timeoutMillis, out);
+        return vi.queue(receive).await(timeoutMillis, out);
     }
 
     /**
@@ -973,24 +981,22 @@ public final class Vipl {
      *         queue is attached to a CQ: use VipCQNotify)
      */
     public static VipReturn sendNotify(VipVi vi, Object context, VipNotifyHandler handler) {
-        if (bad(vi) || handler == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (vi.sendCq != null) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return vi.send.notify(context, handler);
+        return notify(vi, false, context, handler);
     }
 
     /** VipRecvNotify (§9.6.10): as {@link #sendNotify} for the receive queue (D19 applies). */
     public static VipReturn recvNotify(VipVi vi, Object context, VipNotifyHandler handler) {
+        return notify(vi, true, context, handler);
+    }
+
+    private static VipReturn notify(VipVi vi, boolean receive, Object context, VipNotifyHandler handler) {
         if (bad(vi) || handler == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        if (vi.recvCq != null) {
+        if (vi.cq(receive) != null) {
             return VipReturn.ERROR_RESOURCE;
         }
-        return vi.recv.notify(context, handler);
+        return vi.queue(receive).notify(context, handler);
     }
 
     /**

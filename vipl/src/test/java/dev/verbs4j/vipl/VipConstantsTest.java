@@ -2,32 +2,30 @@ package dev.verbs4j.vipl;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.function.ToIntFunction;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The enums and bit values of §9.10 and Appendix B against the specification's numbers. */
 class VipConstantsTest {
 
+    /** Asserts that {@code constants} have the numbers 0, 1, 2, ... in this order. */
+    @SafeVarargs
+    private static <E> void assertNumbered(ToIntFunction<E> number, E... constants) {
+        for (int i = 0; i < constants.length; i++) {
+            assertThat(number.applyAsInt(constants[i])).as("%s", constants[i]).isEqualTo(i);
+        }
+    }
+
     /** §9.10.1: the eleven codes in the enum's order (0–10), later VIPL's appended from 11 (§13.3, D5). */
     @Test
     void returnCodesHaveTheSpecificationsValues() {
-        assertThat(VipReturn.SUCCESS.code()).isZero();
-        assertThat(VipReturn.NOT_DONE.code()).isEqualTo(1);
-        assertThat(VipReturn.INVALID_PARAMETER.code()).isEqualTo(2);
-        assertThat(VipReturn.ERROR_RESOURCE.code()).isEqualTo(3);
-        assertThat(VipReturn.TIMEOUT.code()).isEqualTo(4);
-        assertThat(VipReturn.REJECT.code()).isEqualTo(5);
-        assertThat(VipReturn.INVALID_RELIABILITY_LEVEL.code()).isEqualTo(6);
-        assertThat(VipReturn.INVALID_MTU.code()).isEqualTo(7);
-        assertThat(VipReturn.INVALID_QOS.code()).isEqualTo(8);
-        assertThat(VipReturn.INVALID_PTAG.code()).isEqualTo(9);
-        assertThat(VipReturn.INVALID_RDMAREAD.code()).isEqualTo(10);
-        assertThat(VipReturn.DESCRIPTOR_ERROR.code()).isEqualTo(11);
-        assertThat(VipReturn.INVALID_STATE.code()).isEqualTo(12);
-        assertThat(VipReturn.ERROR_NAMESERVICE.code()).isEqualTo(13);
-        assertThat(VipReturn.NO_MATCH.code()).isEqualTo(14);
-        assertThat(VipReturn.NOT_REACHABLE.code()).isEqualTo(15);
-        assertThat(VipReturn.ERROR_NOT_SUPPORTED.code()).isEqualTo(16);
+        assertNumbered(VipReturn::code, VipReturn.SUCCESS, VipReturn.NOT_DONE, VipReturn.INVALID_PARAMETER,
+                VipReturn.ERROR_RESOURCE, VipReturn.TIMEOUT, VipReturn.REJECT, VipReturn.INVALID_RELIABILITY_LEVEL,
+                VipReturn.INVALID_MTU, VipReturn.INVALID_QOS, VipReturn.INVALID_PTAG, VipReturn.INVALID_RDMAREAD,
+                VipReturn.DESCRIPTOR_ERROR, VipReturn.INVALID_STATE, VipReturn.ERROR_NAMESERVICE, VipReturn.NO_MATCH,
+                VipReturn.NOT_REACHABLE, VipReturn.ERROR_NOT_SUPPORTED);
         assertThat(VipReturn.of(5)).isEqualTo(VipReturn.REJECT);
         assertThat(VipReturn.REJECT.cName()).isEqualTo("VIP_REJECT");
         assertThatThrownBy(() -> VipReturn.of(17)).isInstanceOf(IllegalArgumentException.class);
@@ -36,18 +34,14 @@ class VipConstantsTest {
     /** §9.10.7: IDLE 0, CONNECTED 1, CONNECT_PENDING 2, ERROR 3 (the enum's order, not the prose's). */
     @Test
     void viStatesKeepTheEnumOrder() {
-        assertThat(VipViState.IDLE.code()).isZero();
-        assertThat(VipViState.CONNECTED.code()).isEqualTo(1);
-        assertThat(VipViState.CONNECT_PENDING.code()).isEqualTo(2);
-        assertThat(VipViState.ERROR.code()).isEqualTo(3);
+        assertNumbered(VipViState::code, VipViState.IDLE, VipViState.CONNECTED, VipViState.CONNECT_PENDING, VipViState.ERROR);
     }
 
     /** §9.10.5 and D6: enum values 0/1/2, later VIPL's bit mask 1/2/4. */
     @Test
     void reliabilityLevelsHaveBothEncodings() {
-        assertThat(VipReliabilityLevel.UNRELIABLE.code()).isZero();
-        assertThat(VipReliabilityLevel.RELIABLE_DELIVERY.code()).isEqualTo(1);
-        assertThat(VipReliabilityLevel.RELIABLE_RECEPTION.code()).isEqualTo(2);
+        assertNumbered(VipReliabilityLevel::code, VipReliabilityLevel.UNRELIABLE, VipReliabilityLevel.RELIABLE_DELIVERY,
+                VipReliabilityLevel.RELIABLE_RECEPTION);
         assertThat(VipReliabilityLevel.UNRELIABLE.mask()).isEqualTo(1);
         assertThat(VipReliabilityLevel.RELIABLE_DELIVERY.mask()).isEqualTo(2);
         assertThat(VipReliabilityLevel.RELIABLE_RECEPTION.mask()).isEqualTo(4);
@@ -56,11 +50,8 @@ class VipConstantsTest {
     /** §9.10.3: the asynchronous error codes 0–8 and resource codes 0–3. */
     @Test
     void asyncErrorCodesHaveTheEnumsOrder() {
-        assertThat(VipErrorCode.POST_DESC.ordinal()).isZero();
-        assertThat(VipErrorCode.CONN_LOST.ordinal()).isEqualTo(1);
-        assertThat(VipErrorCode.RECVQ_EMPTY.ordinal()).isEqualTo(2);
-        assertThat(VipErrorCode.VI_OVERRUN.ordinal()).isEqualTo(3);
-        assertThat(VipErrorCode.RDMAW_PROT.ordinal()).isEqualTo(4);
+        assertNumbered(VipErrorCode::ordinal, VipErrorCode.POST_DESC, VipErrorCode.CONN_LOST, VipErrorCode.RECVQ_EMPTY,
+                VipErrorCode.VI_OVERRUN, VipErrorCode.RDMAW_PROT);
         assertThat(VipErrorCode.COMP_PROT.ordinal()).isEqualTo(8);
         assertThat(VipResourceCode.NIC.ordinal()).isZero();
         assertThat(VipResourceCode.DESCRIPTOR.ordinal()).isEqualTo(3);

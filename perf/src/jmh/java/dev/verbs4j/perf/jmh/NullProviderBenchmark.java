@@ -118,17 +118,7 @@ public class NullProviderBenchmark {
     /** post_send + poll_cq of one signaled SEND. */
     @Benchmark
     public long postSendPollCq() {
-        long wrId = ++id;
-        wr.wrId(wrId);
-        qp.postSend(sends, 1);
-        if (cq.poll(wcs) != 1) {
-            throw new IllegalStateException("no completion for wr_id " + wrId);
-        }
-        WorkCompletion wc = wcs.get(0);
-        if (!wc.isSuccess() || wc.wrId() != wrId) {
-            throw new IllegalStateException("bad completion " + wc + " for wr_id " + wrId);
-        }
-        return wrId;
+        return postSendPollCq(sends, wr, wcs);
     }
 
     /**
@@ -137,13 +127,18 @@ public class NullProviderBenchmark {
      */
     @Benchmark
     public long postSendPollCqConfined() {
+        return postSendPollCq(confinedSends, confinedWr, confinedWcs);
+    }
+
+    /** Posts {@code request} of {@code list} with the next wr_id, polls into {@code completions} and checks. */
+    private long postSendPollCq(SendRequests list, SendRequest request, WorkCompletions completions) {
         long wrId = ++id;
-        confinedWr.wrId(wrId);
-        qp.postSend(confinedSends, 1);
-        if (cq.poll(confinedWcs) != 1) {
+        request.wrId(wrId);
+        qp.postSend(list, 1);
+        if (cq.poll(completions) != 1) {
             throw new IllegalStateException("no completion for wr_id " + wrId);
         }
-        WorkCompletion wc = confinedWcs.get(0);
+        WorkCompletion wc = completions.get(0);
         if (!wc.isSuccess() || wc.wrId() != wrId) {
             throw new IllegalStateException("bad completion " + wc + " for wr_id " + wrId);
         }

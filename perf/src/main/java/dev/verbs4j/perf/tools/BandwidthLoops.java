@@ -1,10 +1,9 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.Perftest.Exit;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.WorkCompletion;
 
-import java.io.PrintStream;
 
 /**
  * The bandwidth tests: streams of operations on every queue pair, at most {@code -t} outstanding
@@ -13,38 +12,22 @@ import java.io.PrintStream;
  * {@code -b} both sides stream and their results are added. With {@code -D} the streams are
  * {@link DurationMode}'s.
  */
-final class BandwidthLoops {
+final class BandwidthLoops extends MeasurementLoops {
 
     /** How long the ib_send_bw server waits for a message before it gives up. */
     private static final long RECEIVE_TIMEOUT_NANOS = 120_000_000_000L;
 
-    private final PerfOptions o;
-    private final PrintStream err;
-    private final PerftestResources res;
-    private final DataPath path;
-    private final KeyExchange keys;
-    private final PerfReport report;
     private final DurationMode duration;
 
-    BandwidthLoops(PerfOptions o, PrintStream err, PerftestResources res, DataPath path, KeyExchange keys, PerfReport report,
-            DurationMode duration) {
-        this.o = o;
-        this.err = err;
-        this.res = res;
-        this.path = path;
-        this.keys = keys;
-        this.report = report;
+    BandwidthLoops(RunParts run, DurationMode duration) {
+        super(run);
         this.duration = duration;
-    }
-
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
     }
 
     // ---- the tests ----
 
     /** ib_write_bw, ib_read_bw, ib_atomic_bw: the server only reports (the client's result, or with -b both). */
-    int rdmaBandwidth() throws Exit {
+    int rdmaBandwidth() throws ToolExit {
         report.bwHeader();
         if (!o.isClient() && !o.duplex) {
             keys.barrier();
@@ -79,7 +62,7 @@ final class BandwidthLoops {
     }
 
     /** ib_send_bw: the client streams SENDs and the server receives them; with -b both do both. */
-    int sendBandwidth() throws Exit {
+    int sendBandwidth() throws ToolExit {
         report.bwHeader();
         PerfOutput.Bw last = null;
         for (long size : res.device().sizes()) {
@@ -119,7 +102,7 @@ final class BandwidthLoops {
      * {@code cqMod}. With {@code alsoReceive} (send -b) the receives of the peer's stream are
      * consumed and re-posted in the same loop.
      */
-    private PerfOutput.Bw stream(long size, boolean alsoReceive) throws Exit {
+    private PerfOutput.Bw stream(long size, boolean alsoReceive) throws ToolExit {
         if (o.duration > 0) {
             return duration.stream(size, alsoReceive);
         }
@@ -195,7 +178,7 @@ final class BandwidthLoops {
     }
 
     /** The ib_send_bw server: receives every message, timed from the first to the last receive. */
-    private PerfOutput.Bw receiveStream(long size) throws Exit {
+    private PerfOutput.Bw receiveStream(long size) throws ToolExit {
         if (o.duration > 0) {
             return duration.receiveStream(size);
         }

@@ -1,6 +1,7 @@
 package dev.verbs4j.perf.tools;
 
 import dev.verbs4j.rdmacm.CmId;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.MemoryRegion;
@@ -44,7 +45,7 @@ final class CmControlChannel implements Wire.Channel {
     private final WorkCompletions wcs = new WorkCompletions(1);
 
     /** The channel on the connection of {@code id}; {@code t} says how a failure ends the run. */
-    CmControlChannel(CmId id, Perftest t) throws Perftest.Exit {
+    CmControlChannel(CmId id, Perftest t) throws ToolExit {
         this.id = id;
         this.client = t.o.isClient();
         try {

@@ -1,6 +1,6 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.Perftest.Exit;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.ReceiveRequests;
@@ -28,12 +28,12 @@ final class CmDatagram {
         this.path = path;
     }
 
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    private ToolExit exit(String message, int status) {
+        return ToolExit.printed(err, message, status);
     }
 
     /** Posts the receive of the client's QPN message: its GRH and 4 bytes at the start of QP {@code i}'s send area. */
-    void postQpnReceive(int i) throws Exit {
+    void postQpnReceive(int i) throws ToolExit {
         ReceiveRequests r = res.recvs(i);
         r.get(0).wrId(0).sge(res.mr(), res.localOffset(i), PerftestResources.UD_ADDITION + 4);
         try {
@@ -44,7 +44,7 @@ final class CmDatagram {
     }
 
     /** Tells the peer this QP's number: a 4-byte SEND with the QPN as immediate data, waited for. */
-    void sendQpn(int i) throws Exit {
+    void sendQpn(int i) throws ToolExit {
         SendRequest wr = res.sends(i).reset(0).wrId(0).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
                 .sge(res.mr(), res.localOffset(i), 4).immediateData(res.qp(i).qpNum());
         wr.ud(res.ah(i), res.peerQpn(i), res.peerQkey(i));
@@ -65,7 +65,7 @@ final class CmDatagram {
      * Takes the peer's address from the QPN message of {@link #postQpnReceive}: an address handle
      * from the completion and its GRH, the QPN from the immediate data; {@code qkey} is this side's.
      */
-    void peerFromQpnMessage(int i, int portNum, int qkey) throws Exit {
+    void peerFromQpnMessage(int i, int portNum, int qkey) throws ToolExit {
         WorkCompletion wc = path.awaitSetup(res.recvCq());
         if (!wc.isSuccess() || wc.opcode() != WcOpcode.RECV || wc.wrId() != 0) {
             err.print("Failed to poll CQ.\nBad WQE status when trying to create AH for UD connection in RDMA CM:\n Status: "

@@ -9,6 +9,7 @@ import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.UdParameters;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.QueuePair;
 
@@ -49,13 +50,13 @@ final class CmRun implements AutoCloseable {
     }
 
     /** Runs the tool in -R mode; returns the exit status. */
-    static int run(Perftest t) throws Perftest.Exit {
+    static int run(Perftest t) throws ToolExit {
         CmRun cm = new CmRun(t);
         t.cm = cm;
         return cm.execute();
     }
 
-    private int execute() throws Perftest.Exit {
+    private int execute() throws ToolExit {
         try {
             commChannel = EventChannel.create();
             testChannel = EventChannel.create();
@@ -90,7 +91,7 @@ final class CmRun implements AutoCloseable {
         return t.sequence();
     }
 
-    private void zeroKey() throws Perftest.Exit {
+    private void zeroKey() throws ToolExit {
         try {
             comm.exchange(new byte[CmControlChannel.MESSAGE]);
         } catch (IOException e) {
@@ -117,7 +118,7 @@ final class CmRun implements AutoCloseable {
         return o.isUd() && (o.kind == Kind.LAT || o.duplex);
     }
 
-    private InetSocketAddress serverAddress() throws Perftest.Exit {
+    private InetSocketAddress serverAddress() throws ToolExit {
         try {
             return new InetSocketAddress(InetAddress.getByName(o.serverName), o.tcpPort);
         } catch (IOException e) {
@@ -125,7 +126,7 @@ final class CmRun implements AutoCloseable {
         }
     }
 
-    private InetSocketAddress sourceAddress(int port) throws Perftest.Exit {
+    private InetSocketAddress sourceAddress(int port) throws ToolExit {
         if (o.sourceIp == null) {
             if (o.isClient()) {
                 return null;
@@ -144,7 +145,7 @@ final class CmRun implements AutoCloseable {
     }
 
     /** A new id with address and route to the server resolved; null after an error event. */
-    private CmId resolved(EventChannel ch, PortSpace space) throws Perftest.Exit {
+    private CmId resolved(EventChannel ch, PortSpace space) throws ToolExit {
         CmId id = ch.createId(space);
         try {
             id.resolveAddress(sourceAddress(0), serverAddress(), RESOLVE);
@@ -168,7 +169,7 @@ final class CmRun implements AutoCloseable {
     }
 
     /** The next event of {@code ch} (for {@code id} when given), waiting interruptibly. */
-    private CmEvent await(EventChannel ch, CmId id) throws Perftest.Exit {
+    private CmEvent await(EventChannel ch, CmId id) throws ToolExit {
         while (true) {
             CmEvent ev = ch.getEvent(SLICE);
             if (ev == null) {
@@ -188,7 +189,7 @@ final class CmRun implements AutoCloseable {
      * retried, the connect is not: any outcome but ESTABLISHED (a REJECTED when nobody listens)
      * ends the run.
      */
-    private CmControlChannel connectComm() throws Perftest.Exit {
+    private CmControlChannel connectComm() throws ToolExit {
         CmId id = null;
         for (int attempt = 0; attempt < ATTEMPTS && id == null; attempt++) {
             id = resolved(commChannel, PortSpace.TCP);
@@ -219,7 +220,7 @@ final class CmRun implements AutoCloseable {
         return c;
     }
 
-    private CmControlChannel acceptComm() throws Perftest.Exit {
+    private CmControlChannel acceptComm() throws ToolExit {
         CmId listener = commChannel.createId(PortSpace.TCP);
         try {
             listener.bind(sourceAddress(o.tcpPort));
@@ -242,7 +243,7 @@ final class CmRun implements AutoCloseable {
         }
     }
 
-    private void connectTestQps() throws Perftest.Exit {
+    private void connectTestQps() throws ToolExit {
         for (int i = 0; i < o.numQps; i++) {
             boolean done = false;
             for (int attempt = 0; attempt < ATTEMPTS && !done; attempt++) {
@@ -282,7 +283,7 @@ final class CmRun implements AutoCloseable {
     }
 
     /** UD: the server's address as the client's ESTABLISHED event gives it. */
-    private void datagramPeer(int i, UdParameters ud) throws Perftest.Exit {
+    private void datagramPeer(int i, UdParameters ud) throws ToolExit {
         if (ud == null) {
             throw t.exit("Failed to create AH for RDMA CM connection.", 1);
         }
@@ -295,7 +296,7 @@ final class CmRun implements AutoCloseable {
         t.resources().datagramPeer(i, ah, ud.qpNum(), ud.qkey());
     }
 
-    private void listenForTestQps() throws Perftest.Exit {
+    private void listenForTestQps() throws ToolExit {
         testListener = testChannel.createId(testSpace());
         try {
             testListener.bind(sourceAddress(o.tcpPort));
@@ -307,7 +308,7 @@ final class CmRun implements AutoCloseable {
         }
     }
 
-    private void acceptTestQps() throws Perftest.Exit {
+    private void acceptTestQps() throws ToolExit {
         try {
             int i = 0;
             while (i < o.numQps) {
@@ -340,7 +341,7 @@ final class CmRun implements AutoCloseable {
         }
     }
 
-    private void sleep() throws Perftest.Exit {
+    private void sleep() throws ToolExit {
         try {
             Thread.sleep(100);
         } catch (InterruptedException e) {

@@ -2,7 +2,7 @@ package dev.verbs4j.perf.tools;
 
 import dev.verbs4j.perf.tools.PerfOptions.Kind;
 import dev.verbs4j.perf.tools.PerfOptions.Verb;
-import dev.verbs4j.perf.tools.Perftest.Exit;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.MemoryRegion;
@@ -46,8 +46,8 @@ final class DataPath {
         this.recvPosted = new int[o.numQps];
     }
 
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    private ToolExit exit(String message, int status) {
+        return ToolExit.printed(err, message, status);
     }
 
     // ---- the work requests ----
@@ -128,7 +128,7 @@ final class DataPath {
     // ---- posting ----
 
     /** Posts up to rx_depth receives of {@code size} bytes per queue pair for the next round. */
-    void postInitialReceives(long size) throws Exit {
+    void postInitialReceives(long size) throws ToolExit {
         for (int i = 0; i < o.numQps; i++) {
             if (o.isUd()) {
                 // the 40-byte GRH lands just before the cache line the payload starts on
@@ -150,7 +150,7 @@ final class DataPath {
         return recvPosted[i];
     }
 
-    void postReceive(int i) throws Exit {
+    void postReceive(int i) throws ToolExit {
         try {
             res.qp(i).postReceive(res.recvs(i), 1);
         } catch (RuntimeException e) {
@@ -160,7 +160,7 @@ final class DataPath {
     }
 
     /** Posts the first {@code count} requests of queue pair {@code i}; {@code scnt} goes in the failure message. */
-    void post(int i, int count, int scnt) throws Exit {
+    void post(int i, int count, int scnt) throws ToolExit {
         try {
             res.qp(i).postSend(res.sends(i), count);
         } catch (RuntimeException e) {
@@ -184,7 +184,7 @@ final class DataPath {
     }
 
     /** Polls {@code cq}; the completions are {@link #completion}(0) up to the count returned. */
-    int poll(CompletionQueue cq) throws Exit {
+    int poll(CompletionQueue cq) throws ToolExit {
         try {
             return cq.poll(wcs);
         } catch (RuntimeException e) {
@@ -198,7 +198,7 @@ final class DataPath {
     }
 
     /** Waits for one completion on {@code cq} (interruptibly) and checks it. */
-    void awaitOne(CompletionQueue cq, boolean recv, int a, int b) throws Exit {
+    void awaitOne(CompletionQueue cq, boolean recv, int a, int b) throws ToolExit {
         int spins = 0;
         int ne;
         while ((ne = poll(cq)) == 0) {
@@ -214,7 +214,7 @@ final class DataPath {
     }
 
     /** One completion of {@code cq} during the set-up, waited for interruptibly (not checked). */
-    WorkCompletion awaitSetup(CompletionQueue cq) throws Exit {
+    WorkCompletion awaitSetup(CompletionQueue cq) throws ToolExit {
         int spins = 0;
         while (poll(cq) == 0) {
             if (events != null) {
@@ -234,7 +234,7 @@ final class DataPath {
      * arms that queue again; the caller polls next. Every queue is armed from its creation on and
      * again after each of its events, so a completion after the caller's empty poll always wakes.
      */
-    void awaitEvent() throws Exit {
+    void awaitEvent() throws ToolExit {
         CompletionQueue cq;
         try {
             cq = events.await(EVENT_SLICE);
@@ -252,7 +252,7 @@ final class DataPath {
     }
 
     /** Ends the run when the thread is interrupted. */
-    void interrupted() throws Exit {
+    void interrupted() throws ToolExit {
         if (Thread.currentThread().isInterrupted()) {
             throw exit(" Interrupted", 1);
         }
@@ -262,7 +262,7 @@ final class DataPath {
      * A failed completion ends the run as perftest ends it: its message names the side by the queue
      * (a receive "at server", a send "at client", whatever the role), then the counters.
      */
-    void check(WorkCompletion wc, boolean recv, int a, int b) throws Exit {
+    void check(WorkCompletion wc, boolean recv, int a, int b) throws ToolExit {
         if (!wc.isSuccess()) {
             err.print(" Completion with error at " + (recv ? "server" : "client") + "\n");
             err.print(String.format(Locale.ROOT, " Failed status %d: wr_id %d syndrom 0x%x\n", wc.statusCode(), (int) wc.wrId(),
@@ -277,7 +277,7 @@ final class DataPath {
             if (after != null) {
                 err.print(after + "\n");
             }
-            throw new Exit(completionStatus());
+            throw new ToolExit(completionStatus());
         }
     }
 

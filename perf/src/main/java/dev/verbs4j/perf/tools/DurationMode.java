@@ -1,10 +1,9 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.Perftest.Exit;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.WorkCompletion;
 
-import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
@@ -14,7 +13,7 @@ import java.lang.invoke.VarHandle;
  * until this side's clock ({@link Phases}) ends, and only what completes in the sample window
  * counts. What is still in flight at the end is left to the tear-down.
  */
-final class DurationMode {
+final class DurationMode extends MeasurementLoops {
 
     /**
      * The clock of duration mode, perftest's alarm states by the time: a warm-up margin
@@ -51,22 +50,8 @@ final class DurationMode {
 
     private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
 
-    private final PerfOptions o;
-    private final PrintStream err;
-    private final PerftestResources res;
-    private final DataPath path;
-    private final PerfReport report;
-
-    DurationMode(PerfOptions o, PrintStream err, PerftestResources res, DataPath path, PerfReport report) {
-        this.o = o;
-        this.err = err;
-        this.res = res;
-        this.path = path;
-        this.report = report;
-    }
-
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    DurationMode(RunParts run) {
+        super(run);
     }
 
     private Phases startClock(long now) {
@@ -79,7 +64,7 @@ final class DurationMode {
      * ib_send_lat -D: the ping-pong until this side's clock ends; the clock starts at the first
      * receive, and the receives of the window are counted.
      */
-    void pingPongSend(long size) throws Exit {
+    void pingPongSend(long size) throws ToolExit {
         path.prepareSend(size);
         Phases phases = null;
         long counted = 0;
@@ -126,7 +111,7 @@ final class DurationMode {
     }
 
     /** ib_write_lat -D: the ping-pong until this side's clock (started here) ends; the writes completed in the window count. */
-    void pingPongWrite(long size) throws Exit {
+    void pingPongWrite(long size) throws ToolExit {
         path.prepareWrite(size);
         MemorySegment buf = res.buffer();
         long pollAt = res.remoteOffset(0) + size - 1;
@@ -167,7 +152,7 @@ final class DurationMode {
     }
 
     /** ib_read_lat/ib_atomic_lat -D: one operation at a time until the clock ends; those completed in the window count. */
-    void readLatency(long size) throws Exit {
+    void readLatency(long size) throws ToolExit {
         path.prepareRead(size);
         Phases phases = startClock(System.nanoTime());
         long counted = 0;
@@ -192,7 +177,7 @@ final class DurationMode {
      * completion every {@code cqMod}; the operations completed (and with {@code alsoReceive} the
      * messages received) in the sample window count.
      */
-    PerfOutput.Bw stream(long size, boolean alsoReceive) throws Exit {
+    PerfOutput.Bw stream(long size, boolean alsoReceive) throws ToolExit {
         int q = o.numQps;
         int list = Math.max(1, o.postList);
         int cqMod = Math.max(1, o.cqMod);
@@ -255,7 +240,7 @@ final class DurationMode {
      * The ib_send_bw server in duration mode: its clock starts at the first receive; the messages
      * received in the sample window count; every receive is posted again.
      */
-    PerfOutput.Bw receiveStream(long size) throws Exit {
+    PerfOutput.Bw receiveStream(long size) throws ToolExit {
         Phases phases = null;
         long counted = 0;
         int rcnt = 0;

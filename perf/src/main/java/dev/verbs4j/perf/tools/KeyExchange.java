@@ -1,6 +1,7 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.Perftest.Exit;
+
+import dev.verbs4j.tools.ToolExit;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -29,12 +30,12 @@ final class KeyExchange {
         this.res = res;
     }
 
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    private ToolExit exit(String message, int status) {
+        return ToolExit.printed(err, message, status);
     }
 
     /** Connects to the server (client) or waits for the client (server) over TCP. */
-    void openTcp() throws Exit {
+    void openTcp() throws ToolExit {
         try {
             if (o.isClient()) {
                 channel = Wire.Tcp.connect(o.serverName, o.tcpPort, o.sourceIp);
@@ -60,7 +61,7 @@ final class KeyExchange {
     }
 
     /** The exchanges every tool starts with: version, page size and cache line, MTU. */
-    void prefix() throws Exit {
+    void prefix() throws ToolExit {
         try {
             double remote = Wire.parseVersion(channel.exchange(Wire.version()));
             if (remote < 5.70) {
@@ -92,12 +93,12 @@ final class KeyExchange {
     }
 
     /** One K exchange carrying QP {@code i}'s description; returns the peer's. */
-    private Wire.Dest key(int i) throws Exit {
+    private Wire.Dest key(int i) throws ToolExit {
         return key(i, false);
     }
 
     /** One K exchange, with {@code last} the channel's last one (see {@link Wire.Channel#lastExchange}). */
-    private Wire.Dest key(int i, boolean last) throws Exit {
+    private Wire.Dest key(int i, boolean last) throws ToolExit {
         try {
             byte[] mine = keyMessage(res.local(i));
             return parseKey(last ? channel.lastExchange(mine) : channel.exchange(mine));
@@ -111,19 +112,19 @@ final class KeyExchange {
     }
 
     /** K for every queue pair, in order, keeping the peer's descriptions. */
-    void keysAll() throws Exit {
+    void keysAll() throws ToolExit {
         for (int i = 0; i < o.numQps; i++) {
             res.peer(i, key(i));
         }
     }
 
     /** A synchronising K with QP 0's description (the answer is not needed). */
-    void barrier() throws Exit {
+    void barrier() throws ToolExit {
         key(0);
     }
 
     /** The address lines: every local one, then per queue pair a K and the peer's line. */
-    void printAddresses() throws Exit {
+    void printAddresses() throws ToolExit {
         for (int i = 0; i < o.numQps; i++) {
             out.print(PerfOutput.address(o, "local", res.local(i)));
         }
@@ -136,7 +137,7 @@ final class KeyExchange {
     // ---- the reports of the bandwidth tests ----
 
     /** Sends this side's result and returns the peer's. */
-    PerfOutput.Bw exchangeReport(PerfOutput.Bw mine) throws Exit {
+    PerfOutput.Bw exchangeReport(PerfOutput.Bw mine) throws ToolExit {
         try {
             long size = Wire.int64(channel.exchange(Wire.int64(mine.size())));
             long iters = Wire.int64(channel.exchange(Wire.int64(mine.iters())));
@@ -152,7 +153,7 @@ final class KeyExchange {
     // ---- the end ----
 
     /** The final K and "done"; the channel is closed after. */
-    void closeExchange() throws Exit {
+    void closeExchange() throws ToolExit {
         key(0, true);
         channel.finish(true);
         channel = null;
@@ -162,7 +163,7 @@ final class KeyExchange {
     void closeExchangeLenient() {
         try {
             closeExchange();
-        } catch (Exit e) {
+        } catch (ToolExit e) {
             err.print("Failed to close connection between server and client\n");
             err.print(" Trying to close this side resources\n");
         }
@@ -174,7 +175,7 @@ final class KeyExchange {
         channel = null;
     }
 
-    private Exit exchangeFailed() {
+    private ToolExit exchangeFailed() {
         return exit(" Failed to exchange data between server and clients", 1);
     }
 

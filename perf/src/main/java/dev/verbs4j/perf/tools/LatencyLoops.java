@@ -1,8 +1,8 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.Perftest.Exit;
 
-import java.io.PrintStream;
+import dev.verbs4j.tools.ToolExit;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
@@ -13,56 +13,58 @@ import java.lang.invoke.VarHandle;
  * RDMA READ and atomic round trips (the client measures; the server waits in the final exchange).
  * Every size of the run is measured in turn, with {@code -D} by {@link DurationMode}.
  */
-final class LatencyLoops {
+final class LatencyLoops extends MeasurementLoops {
 
     private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
 
-    private final PerfOptions o;
-    private final PrintStream out;
-    private final PrintStream err;
-    private final PerftestResources res;
-    private final DataPath path;
-    private final KeyExchange keys;
-    private final PerfReport report;
     private final DurationMode duration;
 
-    LatencyLoops(PerfOptions o, PrintStream out, PrintStream err, PerftestResources res, DataPath path, KeyExchange keys,
-            PerfReport report, DurationMode duration) {
-        this.o = o;
-        this.out = out;
-        this.err = err;
-        this.res = res;
-        this.path = path;
-        this.keys = keys;
-        this.report = report;
+    LatencyLoops(RunParts run, DurationMode duration) {
+        super(run);
         this.duration = duration;
     }
 
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    /** One step of a latency table for a message size. */
+    private interface SizeStep {
+        void run(long size) throws ToolExit;
+    }
+
+    /** The counted measurement of one size: the post time of every iteration into {@code tposted}. */
+    private interface CountedStep {
+        void run(long size, long[] tposted) throws ToolExit;
+    }
+
+    /**
+     * The table of a latency test: for every size {@code prepare}, then with {@code -D} the
+     * {@code timed} measurement (which reports itself), else the {@code counted} one and its line.
+     */
+    private void latencyTable(SizeStep prepare, SizeStep timed, CountedStep counted) throws ToolExit {
+        report.latencyHeader();
+        long[] tposted = new long[o.iters];
+        for (long size : res.device().sizes()) {
+            prepare.run(size);
+            if (o.duration > 0) {
+                timed.run(size);
+                continue;
+            }
+            counted.run(size, tposted);
+            report.latency(size, tposted);
+        }
+        report.endTable();
     }
 
     // ---- ib_send_lat ----
 
-    int sendLatency() throws Exit {
-        report.latencyHeader();
-        long[] tposted = new long[o.iters];
-        for (long size : res.device().sizes()) {
+    int sendLatency() throws ToolExit {
+        latencyTable(size -> {
             path.postInitialReceives(size);
             keys.barrier();
-            if (o.duration > 0) {
-                duration.pingPongSend(size);
-                continue;
-            }
-            pingPongSend(size, tposted);
-            report.latency(size, tposted);
-        }
-        report.endTable();
+        }, duration::pingPongSend, this::pingPongSend);
         keys.closeExchangeLenient();
         return 0;
     }
 
-    private void pingPongSend(long size, long[] tposted) throws Exit {
+    private void pingPongSend(long size, long[] tposted) throws ToolExit {
         int iters = o.iters;
         path.prepareSend(size);
         int scnt = 0;
@@ -86,24 +88,14 @@ final class LatencyLoops {
 
     // ---- ib_write_lat ----
 
-    int writeLatency() throws Exit {
-        report.latencyHeader();
-        long[] tposted = new long[o.iters];
-        for (long size : res.device().sizes()) {
-            if (o.duration > 0) {
-                duration.pingPongWrite(size);
-                continue;
-            }
-            pingPongWrite(size, tposted);
-            report.latency(size, tposted);
-        }
-        report.endTable();
+    int writeLatency() throws ToolExit {
+        latencyTable(size -> { }, duration::pingPongWrite, this::pingPongWrite);
         // ib_write_lat ends without a final exchange
         keys.finishWithoutKey();
         return 0;
     }
 
-    private void pingPongWrite(long size, long[] tposted) throws Exit {
+    private void pingPongWrite(long size, long[] tposted) throws ToolExit {
         int iters = o.iters;
         path.prepareWrite(size);
         MemorySegment buf = res.buffer();
@@ -138,30 +130,24 @@ final class LatencyLoops {
 
     // ---- ib_read_lat, ib_atomic_lat ----
 
-    int readLatency() throws Exit {
+    int readLatency() throws ToolExit {
         if (!o.isClient()) {
             // the server is passive: it waits in the final exchange while the client measures
             keys.closeExchange();
             out.print(PerfOutput.RESULT_LINE);
             return 0;
         }
-        report.latencyHeader();
-        long[] tposted = new long[o.iters];
-        for (long size : res.device().sizes()) {
-            if (o.duration > 0) {
-                duration.readLatency(size);
-                continue;
-            }
-            path.prepareRead(size);
-            for (int scnt = 0; scnt < o.iters; scnt++) {
-                tposted[scnt] = System.nanoTime();
-                path.post(0, 1, scnt);
-                path.awaitOne(path.sendCq(), false, scnt + 1, scnt + 1);
-            }
-            report.latency(size, tposted);
-        }
-        report.endTable();
+        latencyTable(size -> { }, duration::readLatency, this::roundTrips);
         keys.closeExchange();
         return 0;
+    }
+
+    private void roundTrips(long size, long[] tposted) throws ToolExit {
+        path.prepareRead(size);
+        for (int scnt = 0; scnt < o.iters; scnt++) {
+            tposted[scnt] = System.nanoTime();
+            path.post(0, 1, scnt);
+            path.awaitOne(path.sendCq(), false, scnt + 1, scnt + 1);
+        }
     }
 }

@@ -4,6 +4,7 @@ import dev.verbs4j.tools.Getopt;
 
 import java.io.PrintStream;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * The command line of one perftest tool, parsed as perftest 4.5 parses it: the same option
@@ -180,8 +181,7 @@ final class PerfOptions {
         }
         List<String> ops = g.operands();
         if (ops.size() > 1) {
-            err.print(" Invalid Command line. Please check command rerun \n");
-            return 1;
+            return refuse(err, " Invalid Command line. Please check command rerun ");
         }
         if (!ops.isEmpty()) {
             serverName = ops.get(0);
@@ -196,14 +196,8 @@ final class PerfOptions {
             }
             case 'd' -> deviceName = a;
             case 'i' -> {
-                Integer bad = number(a, "IB Port", "uint8_t", err, v -> ibPort = v & 0xff);
-                if (bad != null) {
-                    return bad;
-                }
-                if (ibPort < 1) {
-                    err.print("IB Port can't be less than 1\n");
-                    return 1;
-                }
+                return number(a, "IB Port", "uint8_t", err, v -> ibPort = v & 0xff,
+                        () -> ibPort >= 1, "IB Port can't be less than 1");
             }
             case 'm' -> {
                 return number(a, "MTU", err, v -> mtu = v);
@@ -221,8 +215,7 @@ final class PerfOptions {
                 size = Getopt.strtol(t) * factor;
                 sizeGiven = true;
                 if (size < 1 || size > 0x7fffffffL) {
-                    err.print(" Message Size should be between 1 and " + 0x7fffffffL + "\n");
-                    return 1;
+                    return refuse(err, " Message Size should be between 1 and " + 0x7fffffffL);
                 }
             }
             case 'n' -> {
@@ -237,50 +230,35 @@ final class PerfOptions {
                 return number(a, "QP Timeout", "uint8_t", err, v -> qpTimeout = v & 0xff);
             }
             case 'S' -> {
-                Integer bad = number(a, "Service Level", "uint8_t", err, v -> sl = v & 0xff);
-                if (bad != null) {
-                    return bad;
-                }
-                if (sl > 15) {
-                    err.print(" Only 15 Service levels\n");
-                    return 1;
-                }
+                return number(a, "Service Level", "uint8_t", err, v -> sl = v & 0xff,
+                        () -> sl <= 15, " Only 15 Service levels");
             }
             case 'x' -> {
                 gidGiven = true;
                 if (!isInteger(a)) {
-                    err.print(" Gid index argument " + a + " should be uint8_t\n");
-                    return 1;
+                    return refuse(err, " Gid index argument " + a + " should be uint8_t");
                 }
                 return range(a, "Gid index", 0, 64, err, v -> gidIndex = v);
             }
             case 'c' -> {
                 connection = a;
                 if (!List.of("RC", "UC", "UD", "XRC", "DC", "SRD").contains(a)) {
-                    err.print(" Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}\n");
-                    quietExit = true;
-                    return 1;
+                    return refuseQuietly(err, " Invalid Connection type. Please choose from {RC,UC,UD,XRC,DC,SRD}");
                 }
                 if (a.equals("UC") && (verb == Verb.READ || verb == Verb.ATOMIC)) {
-                    err.print(" UC connection not possible in READ/ATOMIC verbs\n");
-                    quietExit = true;
-                    return 1;
+                    return refuseQuietly(err, " UC connection not possible in READ/ATOMIC verbs");
                 }
                 if (a.equals("UD") && verb != Verb.SEND) {
-                    err.print(" UD connection only possible in SEND verb\n");
-                    quietExit = true;
-                    return 1;
+                    return refuseQuietly(err, " UD connection only possible in SEND verb");
                 }
                 if (!a.equals("RC") && !a.equals("UC") && !a.equals("UD")) {
                     // XRC, DC and SRD need an XRC domain, mlx5 or EFA: not in verbs4j's tools
-                    err.print(" " + program + ": connection type " + a + " is not supported by verbs4j (RC, UC and UD are)\n");
-                    return 1;
+                    return refuse(err, " " + program + ": connection type " + a + " is not supported by verbs4j (RC, UC and UD are)");
                 }
             }
             case 'q' -> {
                 if (kind != Kind.BW) {
-                    err.print(" Multiple QPs only available on bw tests\n");
-                    return 1;
+                    return refuse(err, " Multiple QPs only available on bw tests");
                 }
                 return range(a, "num of Qps", 1, 16384, err, v -> numQps = v);
             }
@@ -290,19 +268,13 @@ final class PerfOptions {
                     return bad;
                 }
                 if (verb == Verb.READ || verb == Verb.ATOMIC) {
-                    err.print(" Inline feature not available on READ/Atomic verbs\n");
-                    return 1;
+                    return refuse(err, " Inline feature not available on READ/Atomic verbs");
                 }
             }
             case 'o' -> {
-                Integer bad = number(a, "Outstanding Reads", err, v -> outReads = v);
-                if (bad != null) {
-                    return bad;
-                }
-                if (verb != Verb.READ && verb != Verb.ATOMIC) {
-                    err.print(" Setting Outstanding reads only available on READ verb\n");
-                    return 1;
-                }
+                return number(a, "Outstanding Reads", "int", err, v -> outReads = v,
+                        () -> verb == Verb.READ || verb == Verb.ATOMIC,
+                        " Setting Outstanding reads only available on READ verb");
             }
             case 'r' -> {
                 Integer bad = range(a, " Rx depth", 1, 16384, err, v -> rxDepth = v);
@@ -310,8 +282,7 @@ final class PerfOptions {
                     return bad;
                 }
                 if (verb != Verb.SEND && rxDepth > 1) {
-                    err.print(" On RDMA verbs rx depth can be only 1\n");
-                    return 1;
+                    return refuse(err, " On RDMA verbs rx depth can be only 1");
                 }
             }
             case 'Q' -> {
@@ -321,8 +292,7 @@ final class PerfOptions {
             case 'A' -> {
                 if (verb != Verb.ATOMIC) {
                     err.print(" You are not running the atomic_lat/bw test!\n");
-                    err.print(" To change the atomic action type, you must run one of the atomic tests\n");
-                    return 1;
+                    return refuse(err, " To change the atomic action type, you must run one of the atomic tests");
                 }
                 if (a.equals("CMP_AND_SWAP")) {
                     atomicType = AtomicType.CMP_AND_SWAP;
@@ -330,38 +300,23 @@ final class PerfOptions {
                     atomicType = AtomicType.FETCH_AND_ADD;
                 } else {
                     // perftest exits right there, without the parser's closing line
-                    err.print(" Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}\n");
-                    quietExit = true;
-                    return 1;
+                    return refuseQuietly(err, " Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}");
                 }
             }
             case 'l' -> {
                 return number(a, "Send Post List size", err, v -> postList = v);
             }
             case 'D' -> {
-                Integer bad = number(a, "Duration period", err, v -> duration = v);
-                if (bad != null) {
-                    return bad;
-                }
-                if (duration <= 0) {
-                    err.print(" Duration period must be positive\n");
-                    return 1;
-                }
+                return number(a, "Duration period", "int", err, v -> duration = v,
+                        () -> duration > 0, " Duration period must be positive");
             }
             case 'f' -> {
-                Integer bad = number(a, "Margin", err, v -> margin = v);
-                if (bad != null) {
-                    return bad;
-                }
-                if (margin < 0) {
-                    err.print(" Margin must be non-negative\n");
-                    return 1;
-                }
+                return number(a, "Margin", "int", err, v -> margin = v,
+                        () -> margin >= 0, " Margin must be non-negative");
             }
             case 'X' -> {
                 if (verb == Verb.WRITE) {
-                    err.print(" Events feature not available on WRITE verb\n");
-                    return 1;
+                    return refuse(err, " Events feature not available on WRITE verb");
                 }
                 eqNumGiven = true;
                 return range(a, "EQN", 0, 2048, err, v -> eqNum = v);
@@ -377,13 +332,11 @@ final class PerfOptions {
             case 'e' -> {
                 events = true;
                 if (verb == Verb.WRITE) {
-                    err.print(" Events feature not available on WRITE verb\n");
-                    return 1;
+                    return refuse(err, " Events feature not available on WRITE verb");
                 }
             }
             case 'z' -> {
-                err.print(" " + program + ": -z (rdma_cm data exchange over regular QPs) is not supported by verbs4j\n");
-                return 1;
+                return refuse(err, " " + program + ": -z (rdma_cm data exchange over regular QPs) is not supported by verbs4j");
             }
             case 'R' -> rdmaCm = true;
             case 'h' -> {
@@ -394,15 +347,13 @@ final class PerfOptions {
             case 'b' -> {
                 duplex = true;
                 if (kind == Kind.LAT) {
-                    err.print(" Bidirectional is only available in BW test\n");
-                    return 1;
+                    return refuse(err, " Bidirectional is only available in BW test");
                 }
             }
             case 'N' -> {
                 noPeak = true;
                 if (kind == Kind.LAT) {
-                    err.print(" NoPeak only valid for BW tests\n");
-                    return 1;
+                    return refuse(err, " NoPeak only valid for BW tests");
                 }
             }
             case 'V' -> {
@@ -412,29 +363,25 @@ final class PerfOptions {
             }
             case 'C' -> {
                 if (kind != Kind.LAT) {
-                    err.print(" Available only on Latency tests\n");
-                    return 1;
+                    return refuse(err, " Available only on Latency tests");
                 }
                 reportCycles = true;
             }
             case 'H' -> {
                 if (kind == Kind.BW) {
-                    err.print(" Available only on Latency tests\n");
-                    return 1;
+                    return refuse(err, " Available only on Latency tests");
                 }
                 histogram = true;
             }
             case 'U' -> {
                 if (kind == Kind.BW) {
-                    err.print(" is Available only on Latency tests\n");
-                    return 1;
+                    return refuse(err, " is Available only on Latency tests");
                 }
                 unsorted = true;
                 histogram = true;
             }
             case 'O' -> {
-                err.print(" " + program + ": dual-port mode is not supported by verbs4j\n");
-                return 1;
+                return refuse(err, " " + program + ": dual-port mode is not supported by verbs4j");
             }
             case 'w' -> limitBw = parseDouble(a);
             case 'y' -> limitMsgRate = parseDouble(a);
@@ -445,8 +392,7 @@ final class PerfOptions {
                     case "message_rate" -> output = Output.MESSAGE_RATE;
                     case "latency" -> output = Output.LATENCY;
                     default -> {
-                        err.print(" Invalid verbosity level output flag. Please use bandwidth, latency, message_rate\n");
-                        return 1;
+                        return refuse(err, " Invalid verbosity level output flag. Please use bandwidth, latency, message_rate");
                     }
                 }
             }
@@ -455,8 +401,7 @@ final class PerfOptions {
             case SOURCE_IP -> sourceIp = a;
             case DONT_XCHG -> {
                 // as perftest 4.5: the version check then fails on both sides
-                err.print("Current implementation is not compatible with versions older than 5.70\n");
-                return 1;
+                return refuse(err, "Current implementation is not compatible with versions older than 5.70");
             }
             case RETRY_COUNT -> {
                 return range(a, "Retry Count", 0, 7, err, v -> retryCount = v);
@@ -483,22 +428,44 @@ final class PerfOptions {
     /** perftest's CHECK_VALUE: the message names the C type of the field. */
     private static Integer number(String a, String name, String type, PrintStream err, IntSink sink) {
         if (!isInteger(a)) {
-            err.print(" " + name + " argument " + a + " should be " + type + "\n");
-            return 1;
+            return refuse(err, " " + name + " argument " + a + " should be " + type);
         }
         sink.set(Getopt.strtol(a));
         return null;
     }
 
+    /** {@link #number}, then, unless {@code valid} holds for the value set, {@code refusal} as a line and status 1. */
+    private static Integer number(String a, String name, String type, PrintStream err, IntSink sink, BooleanSupplier valid,
+            String refusal) {
+        Integer bad = number(a, name, type, err, sink);
+        if (bad != null) {
+            return bad;
+        }
+        if (!valid.getAsBoolean()) {
+            return refuse(err, refusal);
+        }
+        return null;
+    }
+
+    /** {@link #refuse}, after which perftest skips its "Parser function exited with Error" line. */
+    private Integer refuseQuietly(PrintStream err, String message) {
+        quietExit = true;
+        return refuse(err, message);
+    }
+
+    /** A refusal as perftest's parser makes it: {@code message} as a line on stderr, status 1. */
+    private static Integer refuse(PrintStream err, String message) {
+        err.print(message + "\n");
+        return 1;
+    }
+
     private static Integer range(String a, String name, int min, int max, PrintStream err, IntSink sink) {
         if (!isInteger(a)) {
-            err.print(" " + name + " argument " + a + " should be int\n");
-            return 1;
+            return refuse(err, " " + name + " argument " + a + " should be int");
         }
         int v = Getopt.strtol(a);
         if (v < min || v > max) {
-            err.print(" " + name + " should be between " + min + " and " + max + "\n");
-            return 1;
+            return refuse(err, " " + name + " should be between " + min + " and " + max);
         }
         sink.set(v);
         return null;

@@ -2,6 +2,7 @@ package dev.verbs4j.perf.tools;
 
 import dev.verbs4j.perf.tools.PerfOptions.Kind;
 import dev.verbs4j.perf.tools.PerfOptions.Verb;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Device;
 
 import java.io.PrintStream;
@@ -18,24 +19,6 @@ import java.io.PrintStream;
  */
 final class Perftest {
 
-    /** The end of a run with its exit status, after the message went to stderr. */
-    static final class Exit extends Exception {
-
-        private static final long serialVersionUID = 1L;
-
-        final int status;
-
-        Exit(int status) {
-            super(null, null, false, false);
-            this.status = status;
-        }
-
-        /** Prints {@code message} as a line to {@code err}; the end with {@code status} that follows it. */
-        static Exit printed(PrintStream err, String message, int status) {
-            err.print(message + "\n");
-            return new Exit(status);
-        }
-    }
 
     final PerfOptions o;
     final PrintStream out;
@@ -72,8 +55,8 @@ final class Perftest {
         Perftest t = new Perftest(o, out, err);
         try {
             return t.execute();
-        } catch (Exit e) {
-            return e.status;
+        } catch (ToolExit e) {
+            return e.status();
         } finally {
             t.release();
             out.flush();
@@ -83,7 +66,7 @@ final class Perftest {
 
     // ---- the whole run ----
 
-    private int execute() throws Exit {
+    private int execute() throws ToolExit {
         Device found = device.findDevice();
         if (o.verb == Verb.READ || o.verb == Verb.ATOMIC) {
             out.print(PerfOutput.RESULT_LINE);
@@ -106,23 +89,25 @@ final class Perftest {
     }
 
     /** The verbs objects (see {@link PerftestResources#create}) and the data path on them. */
-    void createResources(boolean cmQps) throws Exit {
+    void createResources(boolean cmQps) throws ToolExit {
         resources.create(cmQps);
         path = new DataPath(o, err, resources);
     }
 
     /** The tool's sequence of exchanges and measurements, from the first key exchange to the end. */
-    int sequence() throws Exit {
+    int sequence() throws ToolExit {
         boolean lat = o.kind == Kind.LAT;
         PerfReport report = new PerfReport(o, out, err, resources);
-        DurationMode duration = new DurationMode(o, err, resources, path, report);
+        RunParts run = new RunParts(o, out, err, resources, path, keys, report);
+        DurationMode duration = new DurationMode(run);
         switch (o.verb) {
             case SEND -> {
                 keys.keysAll();
                 connect(lat || o.isClient() || o.duplex);
                 keys.barrier();
                 keys.printAddresses();
-                return lat ? latency(report, duration).sendLatency() : bandwidth(report, duration).sendBandwidth();
+                return lat ? new LatencyLoops(run, duration).sendLatency()
+                        : new BandwidthLoops(run, duration).sendBandwidth();
             }
             case WRITE, READ, ATOMIC -> {
                 if (lat) {
@@ -133,25 +118,17 @@ final class Perftest {
                 keys.printAddresses();
                 keys.barrier();
                 if (lat) {
-                    LatencyLoops loops = latency(report, duration);
+                    LatencyLoops loops = new LatencyLoops(run, duration);
                     return o.verb == Verb.WRITE ? loops.writeLatency() : loops.readLatency();
                 }
-                return bandwidth(report, duration).rdmaBandwidth();
+                return new BandwidthLoops(run, duration).rdmaBandwidth();
             }
             default -> throw new IllegalStateException();
         }
     }
 
-    private LatencyLoops latency(PerfReport report, DurationMode duration) {
-        return new LatencyLoops(o, out, err, resources, path, keys, report, duration);
-    }
-
-    private BandwidthLoops bandwidth(PerfReport report, DurationMode duration) {
-        return new BandwidthLoops(o, err, resources, path, keys, report, duration);
-    }
-
     /** RTR for every queue pair (and RTS when {@code send}); RDMA CM connected them already. */
-    private void connect(boolean send) throws Exit {
+    private void connect(boolean send) throws ToolExit {
         if (!o.rdmaCm) {
             resources.connect(send);
         }
@@ -176,8 +153,8 @@ final class Perftest {
         return new CmDatagram(err, resources, path);
     }
 
-    Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    ToolExit exit(String message, int status) {
+        return ToolExit.printed(err, message, status);
     }
 
     // ---- tear-down ----

@@ -2,7 +2,7 @@ package dev.verbs4j.perf.tools;
 
 import dev.verbs4j.perf.tools.PerfOptions.Kind;
 import dev.verbs4j.perf.tools.PerfOptions.Verb;
-import dev.verbs4j.perf.tools.Perftest.Exit;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.Gid;
@@ -44,14 +44,14 @@ final class PerftestDevice {
         this.err = err;
     }
 
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    private ToolExit exit(String message, int status) {
+        return ToolExit.printed(err, message, status);
     }
 
     // ---- the device and its port ----
 
     /** The device of {@code -d}, or the first one. */
-    Device findDevice() throws Exit {
+    Device findDevice() throws ToolExit {
         List<Device> devices;
         try {
             devices = Device.list();
@@ -74,15 +74,15 @@ final class PerftestDevice {
     }
 
     /** ib_read_bw and ib_atomic_bw return 7 without a word of their own; the others say so and exit 1. */
-    private Exit noDevice() {
+    private ToolExit noDevice() {
         if (o.kind == Kind.BW && (o.verb == Verb.READ || o.verb == Verb.ATOMIC)) {
-            return new Exit(7);
+            return new ToolExit(7);
         }
         return exit(" Unable to find the Infiniband/RoCE device", 1);
     }
 
     /** Opens the device and reads the port (TCP mode; RDMA CM gets the context from its id). */
-    void open(Device device) throws Exit {
+    void open(Device device) throws ToolExit {
         try {
             context = device.open();
         } catch (RuntimeException e) {
@@ -93,19 +93,19 @@ final class PerftestDevice {
     }
 
     /** Uses the context RDMA CM opened (it stays librdmacm's) and reads the port. */
-    void useContext(Context c) throws Exit {
+    void useContext(Context c) throws ToolExit {
         context = c;
         readPort();
     }
 
-    private void readPort() throws Exit {
+    private void readPort() throws ToolExit {
         if (o.events) {
             // as perftest: a vector equal to the count passes here (and fails at the CQ)
             int vectors = context.numCompVectors();
             if (o.eqNum > vectors) {
                 err.print(" Completion vector specified is invalid\n");
                 err.print(" Max completion vector = " + (vectors - 1) + "\n");
-                throw new Exit(1);
+                throw new ToolExit(1);
             }
         }
         try {
@@ -180,7 +180,7 @@ final class PerftestDevice {
      * UD carries at most one MTU per message: with {@code -a} or the default size the size becomes
      * the MTU (perftest says so), a larger {@code -s} ends the run, once the MTU is agreed.
      */
-    void fitDatagram() throws Exit {
+    void fitDatagram() throws ToolExit {
         if (!o.isUd() || o.size <= mtuBytes()) {
             return;
         }

@@ -14,11 +14,9 @@ public final class PerftestMain {
 
     /** Runs the program named by the first argument with the others and exits with its status. */
     public static void main(String[] args) {
-        PerftestProgram p = args.length == 0 ? null : PerftestProgram.named(args[0]);
-        if (p == null) {
-            System.err.println("usage: PerftestMain ib_{send,write,read,atomic}_{lat,bw} [OPTIONS] [HOST]");
-            System.exit(2);
-        }
-        Cli.main(java.util.Arrays.copyOfRange(args, 1, args.length), p::run);
+        Cli.launch(args, name -> {
+            PerftestProgram p = PerftestProgram.named(name);
+            return p == null ? null : p::run;
+        }, "usage: PerftestMain ib_{send,write,read,atomic}_{lat,bw} [OPTIONS] [HOST]");
     }
 }

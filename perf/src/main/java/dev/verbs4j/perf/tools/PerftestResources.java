@@ -2,7 +2,7 @@ package dev.verbs4j.perf.tools;
 
 import dev.verbs4j.perf.tools.PerfOptions.Kind;
 import dev.verbs4j.perf.tools.PerfOptions.Verb;
-import dev.verbs4j.perf.tools.Perftest.Exit;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.AddressVector;
@@ -79,8 +79,8 @@ final class PerftestResources {
         this.device = device;
     }
 
-    private Exit exit(String message, int status) {
-        return Exit.printed(err, message, status);
+    private ToolExit exit(String message, int status) {
+        return ToolExit.printed(err, message, status);
     }
 
     // ---- the objects ----
@@ -89,7 +89,7 @@ final class PerftestResources {
      * The buffer, memory region, completion queues and queue pairs (in INIT); with {@code cmQps}
      * the queue pairs come from RDMA CM instead (created later by the caller, see {@link #createQp}).
      */
-    void create(boolean cmQps) throws Exit {
+    void create(boolean cmQps) throws ToolExit {
         Context context = device.context();
         int cacheLine = device.cacheLine();
         long buffSize = Math.max(o.size, device.cycleBuffer());
@@ -147,7 +147,7 @@ final class PerftestResources {
     }
 
     /** The completion channel of -e and the completion queues (one for SEND's receives too), armed with -e. */
-    private void createQueues() throws Exit {
+    private void createQueues() throws ToolExit {
         Context context = device.context();
         if (o.events) {
             try {
@@ -183,7 +183,7 @@ final class PerftestResources {
     }
 
     /** Creates queue pair {@code i} (or takes {@code given}, made by RDMA CM) and its local description. */
-    void createQp(int i, QueuePair given) throws Exit {
+    void createQp(int i, QueuePair given) throws ToolExit {
         if (given == null) {
             try {
                 qps[i] = pd.createQueuePair(qpInit());
@@ -231,7 +231,7 @@ final class PerftestResources {
     // ---- connecting ----
 
     /** RTR for every queue pair (and RTS when {@code send}), towards the peer's descriptions. */
-    void connect(boolean send) throws Exit {
+    void connect(boolean send) throws ToolExit {
         int gidIndex = device.gidIndex();
         for (int i = 0; i < o.numQps; i++) {
             Wire.Dest r = rem[i];

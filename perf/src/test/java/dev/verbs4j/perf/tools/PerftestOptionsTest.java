@@ -1,5 +1,6 @@
 package dev.verbs4j.perf.tools;
 
+import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -81,28 +82,20 @@ class PerftestOptionsTest {
             {"ib_write_bw -c UC -R", 1, DASHES + " UC is not supported in librdmacm\n", ""},
     };
 
-    /** One in-process run of a tool. */
-    record Result(int status, String out, String err) {
-    }
-
-    static Result run(String program, String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+    /** One in-process run of the tool {@code program}. */
+    static ToolRunner.Captured run(String program, String... args) {
         PerftestProgram p = PerftestProgram.named(program);
         if (p == null) {
             throw new IllegalArgumentException(program);
         }
-        int rc = p.run(args, o, e);
-        return new Result(rc, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        return ToolRunner.runJava(p::run, args);
     }
 
     @Test
     void wrongAndIncompatibleOptionsAsPerftest() {
         for (Object[] c : CASES) {
             String[] words = ((String) c[0]).split(" ");
-            Result r = run(words[0], Arrays.copyOfRange(words, 1, words.length));
+            ToolRunner.Captured r = run(words[0], Arrays.copyOfRange(words, 1, words.length));
             String what = c[0] + "\n" + r;
             assertThat(r.status()).as(what).isEqualTo(c[1]);
             assertThat(r.out()).as(what).isEqualTo(c[2]);
@@ -111,6 +104,11 @@ class PerftestOptionsTest {
     }
 
     private static PerfOptions accepted(PerfTool tool, String line, String expectedOut) {
+        return accepted(tool, line, expectedOut, "");
+    }
+
+    /** The options of {@code line}, which {@code tool} accepts printing {@code expectedOut} and {@code expectedErr}. */
+    private static PerfOptions accepted(PerfTool tool, String line, String expectedOut, String expectedErr) {
         PerfOptions.Verb verb = switch (tool) {
             case SEND_LAT, SEND_BW -> PerfOptions.Verb.SEND;
             case WRITE_LAT, WRITE_BW -> PerfOptions.Verb.WRITE;
@@ -125,7 +123,7 @@ class PerftestOptionsTest {
         String what = tool.c + " " + line + "\n" + out + err;
         assertThat(status).as(what).isNull();
         assertThat(out.toString(StandardCharsets.UTF_8)).as(what).isEqualTo(expectedOut);
-        assertThat(err.toString(StandardCharsets.UTF_8)).as(what).isEmpty();
+        assertThat(err.toString(StandardCharsets.UTF_8)).as(what).isEqualTo(expectedErr);
         return o;
     }
 
@@ -147,13 +145,7 @@ class PerftestOptionsTest {
         assertThat(udCm.rdmaCm).isTrue();
         assertThat(accepted(PerfTool.SEND_BW, "-c UD -R -a", "").isUd()).isTrue();
         // UD's inline limit, with perftest's words
-        PerfOptions o = new PerfOptions("ib_send_bw", PerfOptions.Verb.SEND, PerfOptions.Kind.BW);
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        assertThat(o.parse(new String[]{"-c", "UD", "-I", "900"}, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8))).isNull();
-        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo(DASHES);
-        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("Setting inline size to 884 (Max inline size in UD)\n");
+        PerfOptions o = accepted(PerfTool.SEND_BW, "-c UD -I 900", DASHES, "Setting inline size to 884 (Max inline size in UD)\n");
         assertThat(o.inlineSize).isEqualTo(884);
     }
 
@@ -219,7 +211,7 @@ class PerftestOptionsTest {
     void unknownOptionsPrintTheUsageAndFail(PerfTool tool) {
         String usage = "Usage:\n  " + tool.c + "            start a server and wait for connection\n  " + tool.c
                 + " <host>     connect to server at <host>\n\nOptions:\n";
-        Result r = run(tool.c, "-Y");
+        ToolRunner.Captured r = run(tool.c, "-Y");
         assertThat(r.status()).as(r.toString()).isEqualTo(1);
         assertThat(r.out()).startsWith(usage);
         assertThat(r.err()).isEqualTo(tool.c + ": invalid option -- 'Y'\n Invalid Command or flag.\n"

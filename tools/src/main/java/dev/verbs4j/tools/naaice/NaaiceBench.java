@@ -2,7 +2,6 @@ package dev.verbs4j.tools.naaice;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.ReferenceKernels;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.OperatorLog;
 import dev.verbs4j.tools.Sizes;
@@ -29,24 +28,11 @@ public final class NaaiceBench {
     }
 
     private static void usage(PrintStream out) {
-        out.print("""
-                Usage: naaice-bench -a ADDRESS [OPTIONS]
-                  -a, --address=ADDRESS   the NAA's address
-                  -p, --port=PORT         the NAA's port (default 12345)
-                  -l, --local=ADDRESS     the local address to connect from
+        out.print("Usage: naaice-bench -a ADDRESS [OPTIONS]\n" + CommonOptions.NAA_USAGE + """
                   -f, --fncode=F          function code (default 3, the no-op)
                   -M, --max=BYTES         the largest size, k, m, g suffixes (default 1048576)
                   -n, --repeat=N          RPCs per size, the median is reported (default 5)
-                  -t, --timeout=SECONDS   timeout of each step (default 60)
-                  -v, --verbose           log more (DEBUG as well as INFO)
-                  -q, --quiet             log warnings and errors only
-                  -h, --help              this text
-                """);
-    }
-
-    /** Runs the sweep and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, NaaiceBench::run);
+                """ + CommonOptions.CLIENT_USAGE_TAIL);
     }
 
     /**
@@ -63,7 +49,7 @@ public final class NaaiceBench {
         long max = 1 << 20;
         int repeat = 5;
         Duration timeout = Duration.ofSeconds(60);
-        int verbosity = 0;
+        CommonOptions common = new CommonOptions(out, err, NaaiceBench::usage);
         try {
             for (int c; (c = g.next(err)) != -1; ) {
                 switch (c) {
@@ -74,15 +60,11 @@ public final class NaaiceBench {
                     case 'M' -> max = size("--max", g.argument(), 1, Integer.MAX_VALUE);
                     case 'n' -> repeat = (int) number("--repeat", g.argument(), 1, 1_000_000);
                     case 't' -> timeout = Duration.ofSeconds(number("--timeout", g.argument(), 1, 86_400));
-                    case 'v' -> verbosity++;
-                    case 'q' -> verbosity--;
-                    case 'h' -> {
-                        usage(out);
-                        return 0;
-                    }
                     default -> {
-                        usage(err);
-                        return 2;
+                        int end = common.take(c);
+                        if (end != CommonOptions.GO_ON) {
+                            return end;
+                        }
                     }
                 }
             }
@@ -90,7 +72,7 @@ public final class NaaiceBench {
             err.println("naaice-bench: " + e.getMessage());
             return 2;
         }
-        OperatorLog.verbosity(verbosity);
+        OperatorLog.verbosity(common.verbosity());
         if (address == null) {
             err.println("naaice-bench: --address is required");
             usage(err);

@@ -2,14 +2,13 @@ package dev.verbs4j.tools.naaice;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.NaaiceException;
-import dev.verbs4j.tools.Cli;
+import dev.verbs4j.naaice.ReferenceKernels;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.OperatorLog;
 import dev.verbs4j.tools.Sizes;
 import dev.verbs4j.verbs.RdmaArena;
 
 import java.io.PrintStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -29,25 +28,13 @@ public final class NaaiceClient {
     }
 
     private static void usage(PrintStream out) {
-        out.print("""
-                Usage: naaice-client -a ADDRESS [OPTIONS]
-                  -a, --address=ADDRESS   the NAA's address
-                  -p, --port=PORT         the NAA's port (default 12345)
-                  -l, --local=ADDRESS     the local address to connect from
+        out.print("Usage: naaice-client -a ADDRESS [OPTIONS]\n" + CommonOptions.NAA_USAGE + """
                   -f, --fncode=F          function code 1..127 (default 1)
                   -s, --sizes=N,N,...     parameter sizes in bytes (k, m, g suffixes), each an input/output region (default 1024)
                   -n, --repeat=N          RPCs on the connection (default 1)
-                  -t, --timeout=SECONDS   timeout of each step (default 60)
-                  -v, --verbose           log more (DEBUG as well as INFO)
-                  -q, --quiet             log warnings and errors only
-                  -h, --help              this text
+                """ + CommonOptions.CLIENT_USAGE_TAIL + """
                 Parameter i starts filled with the byte 10+i; for functions 1, 2 (add 1, 2) and 3 (no-op) the results are checked.
                 """);
-    }
-
-    /** Runs the tool; exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, NaaiceClient::run);
     }
 
     /**
@@ -64,7 +51,7 @@ public final class NaaiceClient {
         List<Long> sizes = List.of(1024L);
         int repeat = 1;
         Duration timeout = Duration.ofSeconds(60);
-        int verbosity = 0;
+        CommonOptions common = new CommonOptions(out, out, NaaiceClient::usage);
         int c;
         while ((c = g.next(err)) != -1) {
             switch (c) {
@@ -81,15 +68,11 @@ public final class NaaiceClient {
                 }
                 case 'n' -> repeat = Integer.parseInt(g.argument());
                 case 't' -> timeout = Duration.ofSeconds(Long.parseLong(g.argument()));
-                case 'v' -> verbosity++;
-                case 'q' -> verbosity--;
-                case 'h' -> {
-                    usage(out);
-                    return 0;
-                }
                 default -> {
-                    usage(out);
-                    return 2;
+                    int end = common.take(c);
+                    if (end != CommonOptions.GO_ON) {
+                        return end;
+                    }
                 }
             }
         }
@@ -97,7 +80,7 @@ public final class NaaiceClient {
             usage(out);
             return 2;
         }
-        OperatorLog.verbosity(verbosity);
+        OperatorLog.verbosity(common.verbosity());
         int add = switch (fn) {
             case 1 -> 1;
             case 2 -> 2;
@@ -138,7 +121,7 @@ public final class NaaiceClient {
                         int bad = 0;
                         for (int i = 0; i < params.size(); i++) {
                             byte want = (byte) (10 + i + add * r);
-                            long at = firstDifference(params.get(i), want);
+                            long at = ReferenceKernels.firstDifference(params.get(i), want);
                             if (at >= 0) {
                                 bad++;
                                 out.printf("RPC %d: parameter %d differs at byte %d: %d, expected %d%n", r, i, at,
@@ -156,22 +139,6 @@ public final class NaaiceClient {
                 return 1;
             }
             return failures == 0 ? 0 : 1;
-        }
-    }
-
-    private static long firstDifference(MemorySegment s, byte want) {
-        try (Arena arena = Arena.ofConfined()) {
-            int chunk = 1 << 20;
-            MemorySegment w = arena.allocate(Math.min(chunk, Math.max(1, s.byteSize())));
-            w.fill(want);
-            for (long at = 0; at < s.byteSize(); at += chunk) {
-                long n = Math.min(chunk, s.byteSize() - at);
-                long m = MemorySegment.mismatch(s, at, at + n, w, 0, n);
-                if (m >= 0) {
-                    return at + m;
-                }
-            }
-            return -1;
         }
     }
 }

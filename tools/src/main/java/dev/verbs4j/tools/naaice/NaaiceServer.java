@@ -2,7 +2,6 @@ package dev.verbs4j.tools.naaice;
 
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.NaaServer;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.OperatorLog;
 import dev.verbs4j.tools.Sizes;
@@ -38,11 +37,6 @@ public final class NaaiceServer {
                 """);
     }
 
-    /** Runs the server until killed (or for {@code --duration}); exits with the tool's status. */
-    public static void main(String[] args) {
-        Cli.main(args, NaaiceServer::run);
-    }
-
     /**
      * Runs the server with {@code out} and {@code err} as its streams until {@code --duration}
      * passes or the calling thread is interrupted, then stops it and returns 0 (2 on a usage error).
@@ -54,7 +48,7 @@ public final class NaaiceServer {
         String bind = null;
         NaaServer.Builder b = NaaServer.builder().logEachRpc(true);
         long duration = -1;
-        int verbosity = 0;
+        CommonOptions common = new CommonOptions(out, err, NaaiceServer::usage);
         int c;
         while ((c = g.next(err)) != -1) {
             switch (c) {
@@ -64,19 +58,15 @@ public final class NaaiceServer {
                 case 'r' -> b.maxRegions(Integer.parseInt(g.argument()));
                 case 'm' -> b.maxBytes(Sizes.parse(g.argument()));
                 case 'd' -> duration = Long.parseLong(g.argument());
-                case 'v' -> verbosity++;
-                case 'q' -> verbosity--;
-                case 'h' -> {
-                    usage(out);
-                    return 0;
-                }
                 default -> {
-                    usage(err);
-                    return 2;
+                    int end = common.take(c);
+                    if (end != CommonOptions.GO_ON) {
+                        return end;
+                    }
                 }
             }
         }
-        OperatorLog.verbosity(verbosity);
+        OperatorLog.verbosity(common.verbosity());
         InetSocketAddress address = bind == null ? new InetSocketAddress(port) : new InetSocketAddress(InetAddress.getByName(bind), port);
         NaaServer server = b.bind(address).start();
         out.println("naaice-server: listening on " + address + " (port " + server.port() + ")");

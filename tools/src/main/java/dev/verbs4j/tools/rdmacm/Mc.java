@@ -7,7 +7,6 @@ import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.UdParameters;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
@@ -40,13 +39,11 @@ import java.time.Duration;
  *
  * <pre>mc -m MCAST_ADDR [-s] [-b BIND_ADDR] [-c COUNT] [-l LENGTH] [-t SECONDS] [-V]</pre>
  */
-public final class Mc {
+public final class Mc extends ManualExample {
 
     private static final int GRH = 40;
     private static final Duration RESOLVE = Duration.ofMillis(2000);
 
-    private final PrintStream out;
-    private final PrintStream err;
     private String mcastAddr;
     private String bindAddr;
     private boolean sender;
@@ -56,61 +53,39 @@ public final class Mc {
     private Duration limit = Duration.ofSeconds(30);
 
     private Mc(PrintStream out, PrintStream err) {
-        this.out = out;
-        this.err = err;
-    }
-
-    /** Runs mc and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, Mc::run);
+        super("mc", out, err);
     }
 
     /** Runs mc; returns its status (0 on success). */
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        Mc mc = new Mc(out, err);
-        if (!mc.parse(args)) {
-            return 1;
-        }
-        try {
-            return mc.execute();
-        } catch (RuntimeException e) {
-            err.print("mc: " + e.getMessage() + "\n");
-            return 1;
-        }
+        return new Mc(out, err).run(args, "m:b:c:l:p:st:V");
     }
 
-    private boolean parse(String[] args) {
-        Getopt opts = new Getopt("mc", args, "m:b:c:l:p:st:V");
-        for (int c; (c = opts.next(err)) != -1; ) {
-            String a = opts.argument();
-            try {
-                switch (c) {
-                    case 'm' -> mcastAddr = a;
-                    case 'b' -> bindAddr = a;
-                    case 'c' -> count = opts.positiveArgument('c');
-                    case 'l' -> length = opts.positiveArgument('l');
-                    case 'p' -> { } // parsed and unused, as in the manual's code
-                    case 's' -> sender = true;
-                    case 'V' -> verify = true;
-                    case 't' -> limit = Duration.ofSeconds(opts.positiveArgument('t'));
-                    default -> {
-                        usage();
-                        return false;
-                    }
-                }
-            } catch (IllegalArgumentException e) {
-                err.print("mc: " + e.getMessage() + "\n");
+    @Override
+    boolean option(int c, String a, Getopt opts) {
+        switch (c) {
+            case 'm' -> mcastAddr = a;
+            case 'b' -> bindAddr = a;
+            case 'c' -> count = opts.positiveArgument('c');
+            case 'l' -> length = opts.positiveArgument('l');
+            case 'p' -> { } // parsed and unused, as in the manual's code
+            case 's' -> sender = true;
+            case 'V' -> verify = true;
+            case 't' -> limit = Duration.ofSeconds(opts.positiveArgument('t'));
+            default -> {
                 return false;
             }
-        }
-        if (mcastAddr == null) {
-            usage();
-            return false;
         }
         return true;
     }
 
-    private void usage() {
+    @Override
+    boolean complete() {
+        return mcastAddr != null;
+    }
+
+    @Override
+    void usage() {
         out.print("usage: mc -m mcast_addr [-s] [-b bind_addr] [-c count] [-l length] [-t seconds] [-V]\n");
         out.print("\t-m\tthe multicast group (IPv4 or IPv6)\n");
         out.print("\t-s\tsend (default: receive)\n");
@@ -121,7 +96,8 @@ public final class Mc {
         out.print("\t-V\tcheck the received bytes (byte j is j, as mc sends them)\n");
     }
 
-    private int execute() {
+    @Override
+    int execute() {
         InetSocketAddress bind = bindAddr == null ? null : address(bindAddr, AddressInfo.PASSIVE);
         InetSocketAddress group = address(mcastAddr, 0);
         try (EventChannel channel = EventChannel.create(); CmId id = channel.createId(PortSpace.UDP)) {

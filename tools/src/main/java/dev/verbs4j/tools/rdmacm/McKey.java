@@ -4,7 +4,6 @@ import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmEventType;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.UdParameters;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.Gid;
 import dev.verbs4j.verbs.SendFlags;
@@ -43,11 +42,6 @@ public final class McKey extends DatagramTest {
 
     private McKey(PrintStream out, PrintStream err) {
         super("mckey", out, err);
-    }
-
-    /** Runs mckey and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, McKey::run);
     }
 
     /** Runs mckey; returns its status (0 on success). */

@@ -3,7 +3,6 @@ package dev.verbs4j.tools.rdmacm;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
-import dev.verbs4j.tools.Cli;
 
 import java.io.PrintStream;
 import java.time.Duration;
@@ -34,11 +33,6 @@ public final class RPing {
     private RPing(PrintStream out, PrintStream err) {
         this.out = out;
         this.err = err;
-    }
-
-    /** Runs rping and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, RPing::run);
     }
 
     /** Runs rping; returns its exit status (0 on success). */

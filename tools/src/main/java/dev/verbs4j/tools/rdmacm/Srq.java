@@ -4,7 +4,6 @@ import dev.verbs4j.rdmacm.AddressInfo;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.PortSpace;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.CompletionChannel;
@@ -41,12 +40,10 @@ import java.util.List;
  *
  * <pre>srq [-s] -a ADDR [-p PORT] [-c MSG_COUNT] [-l MSG_LENGTH] [-q QP_COUNT] [-w MAX_WR] [-t SECONDS]</pre>
  */
-public final class Srq {
+public final class Srq extends ManualExample {
 
     private static final Duration RESOLVE = Duration.ofMillis(1000);
 
-    private final PrintStream out;
-    private final PrintStream err;
     private boolean server;
     private String address;
     private String port = "51216";
@@ -65,61 +62,39 @@ public final class Srq {
     private final List<CompletionQueue> sendCqs = new ArrayList<>();
 
     private Srq(PrintStream out, PrintStream err) {
-        this.out = out;
-        this.err = err;
-    }
-
-    /** Runs srq and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, Srq::run);
+        super("srq", out, err);
     }
 
     /** Runs srq; returns its status (0 on success). */
     public static int run(String[] args, PrintStream out, PrintStream err) {
-        Srq s = new Srq(out, err);
-        if (!s.parse(args)) {
-            return 1;
-        }
-        try {
-            return s.execute();
-        } catch (RuntimeException e) {
-            err.print("srq: " + e.getMessage() + "\n");
-            return 1;
-        }
+        return new Srq(out, err).run(args, "a:p:c:l:q:w:st:");
     }
 
-    private boolean parse(String[] args) {
-        Getopt opts = new Getopt("srq", args, "a:p:c:l:q:w:st:");
-        for (int c; (c = opts.next(err)) != -1; ) {
-            String a = opts.argument();
-            try {
-                switch (c) {
-                    case 'a' -> address = a;
-                    case 'p' -> port = a;
-                    case 'c' -> msgCount = opts.positiveArgument('c');
-                    case 'l' -> msgLength = opts.positiveArgument('l');
-                    case 'q' -> qpCount = opts.positiveArgument('q');
-                    case 'w' -> maxWr = opts.positiveArgument('w');
-                    case 's' -> server = true;
-                    case 't' -> limit = Duration.ofSeconds(opts.positiveArgument('t'));
-                    default -> {
-                        usage();
-                        return false;
-                    }
-                }
-            } catch (IllegalArgumentException e) {
-                err.print("srq: " + e.getMessage() + "\n");
+    @Override
+    boolean option(int c, String a, Getopt opts) {
+        switch (c) {
+            case 'a' -> address = a;
+            case 'p' -> port = a;
+            case 'c' -> msgCount = opts.positiveArgument('c');
+            case 'l' -> msgLength = opts.positiveArgument('l');
+            case 'q' -> qpCount = opts.positiveArgument('q');
+            case 'w' -> maxWr = opts.positiveArgument('w');
+            case 's' -> server = true;
+            case 't' -> limit = Duration.ofSeconds(opts.positiveArgument('t'));
+            default -> {
                 return false;
             }
-        }
-        if (address == null) {
-            usage();
-            return false;
         }
         return true;
     }
 
-    private void usage() {
+    @Override
+    boolean complete() {
+        return address != null;
+    }
+
+    @Override
+    void usage() {
         out.print("usage: srq [-s] -a address [-p port] [-c msg_count] [-l msg_length] [-q qp_count] [-w max_wr] [-t seconds]\n");
         out.print("\t-s\tserver mode (default: client)\n");
         out.print("\t-a\tthe server's address (the server binds to it)\n");
@@ -131,7 +106,8 @@ public final class Srq {
         out.print("\t-t\tseconds to wait for each step (default 30)\n");
     }
 
-    private int execute() {
+    @Override
+    int execute() {
         try (AddressInfo rai = AddressInfo.resolve(address, port, server ? AddressInfo.PASSIVE : 0, PortSpace.TCP);
              CmId srqId = CmId.createSynchronous(PortSpace.TCP)) {
             AddressInfo.Entry entry = rai.first();

@@ -1,6 +1,8 @@
 package dev.verbs4j.tools.rdmacm;
 
+import dev.verbs4j.rdmacm.AddressInfo;
 import dev.verbs4j.rdmacm.CmId;
+import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.CmVerbs;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.RdmaArena;
@@ -13,7 +15,7 @@ import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 
-/** What rdma_server and rdma_client share: options, and the one-message exchange over a synchronous id. */
+/** What rdma_server and rdma_client share: options, address and endpoint, and the one-message exchange over a synchronous id. */
 final class SyncExample {
 
     private static final int MSG_SIZE = 16;
@@ -31,22 +33,60 @@ final class SyncExample {
         this.err = err;
     }
 
-    /** getopt "s:p:"; on an unknown option prints the usage to {@code out} and returns false. */
-    static boolean parse(String name, String[] args, String[] server, String[] port, PrintStream out, PrintStream err) {
+    /** The part of one example that follows the creation of its endpoint; returns the example's result. */
+    @FunctionalInterface
+    interface Side {
+        int run(CmId endpoint);
+    }
+
+    /**
+     * The frame of both examples: options {@code -s} (default {@code defaultServer}) and {@code -p}
+     * (default 7471), "start", the address ({@code flags}: {@link AddressInfo#PASSIVE} for the
+     * server), the endpoint, {@code side} on it, "end" with the result; returns the exit status.
+     */
+    static int run(String name, String defaultServer, int flags, String[] args, PrintStream out, PrintStream err,
+            Side side) {
+        String server = defaultServer;
+        String port = "7471";
         Getopt opts = new Getopt(name, args, "s:p:");
         for (int op; (op = opts.next(err)) != -1; ) {
             switch (op) {
-                case 's' -> server[0] = opts.argument();
-                case 'p' -> port[0] = opts.argument();
+                case 's' -> server = opts.argument();
+                case 'p' -> port = opts.argument();
                 default -> {
                     out.print("usage: " + name + "\n");
                     out.print("\t[-s server_address]\n");
                     out.print("\t[-p port_number]\n");
-                    return false;
+                    return 1;
                 }
             }
         }
-        return true;
+        out.print(name + ": start\n");
+        int ret = onEndpoint(server, port, flags, out, err, side);
+        out.printf("%s: end %d\n", name, ret);
+        return ret & 0xff;
+    }
+
+    private static int onEndpoint(String server, String port, int flags, PrintStream out, PrintStream err, Side side) {
+        AddressInfo res;
+        try {
+            res = AddressInfo.resolve(server, port, flags, PortSpace.TCP);
+        } catch (RuntimeException e) {
+            out.print("rdma_getaddrinfo: " + e.getMessage() + "\n");
+            return -1;
+        }
+        try (res) {
+            CmId id;
+            try {
+                id = CmId.createEndpoint(res.first());
+            } catch (RuntimeException e) {
+                err.print("rdma_create_ep: " + e.getMessage() + "\n");
+                return -1;
+            }
+            try (id) {
+                return side.run(id);
+            }
+        }
     }
 
     /**

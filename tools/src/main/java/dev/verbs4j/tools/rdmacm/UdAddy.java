@@ -5,7 +5,6 @@ import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.SendFlags;
@@ -35,11 +34,6 @@ public final class UdAddy extends DatagramTest {
 
     private UdAddy(PrintStream out, PrintStream err) {
         super("udaddy", out, err);
-    }
-
-    /** Runs udaddy and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, UdAddy::run);
     }
 
     /** Runs udaddy; returns its status (0 on success). */

@@ -1,6 +1,5 @@
 package dev.verbs4j.tools.verbs;
 
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
@@ -15,6 +14,7 @@ import dev.verbs4j.verbs.TransportType;
 import dev.verbs4j.verbs.VerbsException;
 
 import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -24,47 +24,9 @@ import java.util.Optional;
  */
 public final class DevInfo {
 
-    // the values of rdma-core's <infiniband/verbs.h> this tool prints (part of the verbs ABI)
-    private static final int IBV_DEVICE_AUTO_PATH_MIG = 0x10;
-    private static final int IBV_DEVICE_BAD_PKEY_CNTR = 2;
-    private static final int IBV_DEVICE_BAD_QKEY_CNTR = 4;
-    private static final int IBV_DEVICE_CHANGE_PHY_PORT = 0x20;
-    private static final int IBV_DEVICE_CURR_QP_STATE_MOD = 0x80;
-    private static final int IBV_DEVICE_INIT_TYPE = 0x200;
-    private static final int IBV_DEVICE_MANAGED_FLOW_STEERING = 0x20000000;
-    private static final int IBV_DEVICE_MEM_MGT_EXTENSIONS = 0x200000;
-    private static final int IBV_DEVICE_MEM_WINDOW = 0x20000;
-    private static final int IBV_DEVICE_MEM_WINDOW_TYPE_2A = 0x800000;
-    private static final int IBV_DEVICE_MEM_WINDOW_TYPE_2B = 0x1000000;
-    private static final int IBV_DEVICE_N_NOTIFY_CQ = 0x4000;
-    private static final long IBV_DEVICE_PCI_WRITE_END_PADDING = 0x1000000000L;
-    private static final int IBV_DEVICE_PORT_ACTIVE_EVENT = 0x400;
-    private static final int IBV_DEVICE_RAW_IP_CSUM = 0x4000000;
-    private static final int IBV_DEVICE_RAW_MULTI = 8;
-    private static final long IBV_DEVICE_RAW_SCATTER_FCS = 0x400000000L;
-    private static final int IBV_DEVICE_RC_IP_CSUM = 0x2000000;
-    private static final int IBV_DEVICE_RC_RNR_NAK_GEN = 0x1000;
-    private static final int IBV_DEVICE_RESIZE_MAX_WR = 1;
-    private static final int IBV_DEVICE_SHUTDOWN_PORT = 0x100;
-    private static final int IBV_DEVICE_SRQ_RESIZE = 0x2000;
-    private static final int IBV_DEVICE_SYS_IMAGE_GUID = 0x800;
-    private static final int IBV_DEVICE_UD_AV_PORT_ENFORCE = 0x40;
-    private static final int IBV_DEVICE_UD_IP_CSUM = 0x40000;
-    private static final int IBV_DEVICE_XRC = 0x100000;
-    private static final int IBV_ODP_SUPPORT = 1;
-    private static final int IBV_ODP_SUPPORT_ATOMIC = 0x10;
-    private static final int IBV_ODP_SUPPORT_IMPLICIT = 2;
-    private static final int IBV_ODP_SUPPORT_READ = 8;
-    private static final int IBV_ODP_SUPPORT_RECV = 2;
-    private static final int IBV_ODP_SUPPORT_SEND = 1;
-    private static final int IBV_ODP_SUPPORT_SRQ_RECV = 0x20;
-    private static final int IBV_ODP_SUPPORT_WRITE = 4;
+    // values of rdma-core's <infiniband/verbs.h> (part of the verbs ABI)
     private static final int IBV_QPT_RAW_PACKET = 8;
     private static final int IBV_QPT_UD = 4;
-    private static final int IBV_RAW_PACKET_CAP_CVLAN_STRIPPING = 1;
-    private static final int IBV_RAW_PACKET_CAP_DELAY_DROP = 8;
-    private static final int IBV_RAW_PACKET_CAP_IP_CSUM = 4;
-    private static final int IBV_RAW_PACKET_CAP_SCATTER_FCS = 2;
     private static final int IBV_TM_CAP_RC = 1;
 
     private final PrintStream out;
@@ -74,11 +36,6 @@ public final class DevInfo {
     private DevInfo(PrintStream out, PrintStream err) {
         this.out = out;
         this.err = err;
-    }
-
-    /** Runs the tool and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, DevInfo::run);
     }
 
     /** Runs the tool, writing to {@code out} and {@code err}; returns what {@code ibv_devinfo} returns. */
@@ -110,11 +67,8 @@ public final class DevInfo {
                 }
             }
         }
-        List<Device> devices;
-        try {
-            devices = Device.list();
-        } catch (VerbsException e) {
-            err.print("Failed to get IB devices list: " + Errno.message(e.errno()) + "\n");
+        List<Device> devices = devices();
+        if (devices == null) {
             return -1;
         }
         int ret = 0;
@@ -139,11 +93,8 @@ public final class DevInfo {
     }
 
     private int list() {
-        List<Device> devices;
-        try {
-            devices = Device.list();
-        } catch (VerbsException e) {
-            err.print("Failed to get IB devices list: " + Errno.message(e.errno()) + "\n");
+        List<Device> devices = devices();
+        if (devices == null) {
             return -1;
         }
         out.print(devices.size() + " HCA" + (devices.size() != 1 ? "s" : "") + " found:\n");
@@ -152,6 +103,16 @@ public final class DevInfo {
         }
         out.print("\n");
         return 0;
+    }
+
+    /** The devices, or null when the list failed (as printed to the error stream). */
+    private List<Device> devices() {
+        try {
+            return Device.list();
+        } catch (VerbsException e) {
+            err.print("Failed to get IB devices list: " + Errno.message(e.errno()) + "\n");
+            return null;
+        }
     }
 
     private void usage() {
@@ -497,57 +458,29 @@ public final class DevInfo {
 
     /** Flag names, loaded only when verbose output needs them (after the library check). */
     private static final class Flags {
-        private static final Flag[] DEVICE_CAP_FLAGS = {
-            new Flag(IBV_DEVICE_RESIZE_MAX_WR, "RESIZE_MAX_WR"),
-            new Flag(IBV_DEVICE_BAD_PKEY_CNTR, "BAD_PKEY_CNTR"),
-            new Flag(IBV_DEVICE_BAD_QKEY_CNTR, "BAD_QKEY_CNTR"),
-            new Flag(IBV_DEVICE_RAW_MULTI, "RAW_MULTI"),
-            new Flag(IBV_DEVICE_AUTO_PATH_MIG, "AUTO_PATH_MIG"),
-            new Flag(IBV_DEVICE_CHANGE_PHY_PORT, "CHANGE_PHY_PORT"),
-            new Flag(IBV_DEVICE_UD_AV_PORT_ENFORCE, "UD_AV_PORT_ENFORCE"),
-            new Flag(IBV_DEVICE_CURR_QP_STATE_MOD, "CURR_QP_STATE_MOD"),
-            new Flag(IBV_DEVICE_SHUTDOWN_PORT, "SHUTDOWN_PORT"),
-            new Flag(IBV_DEVICE_INIT_TYPE, "INIT_TYPE"),
-            new Flag(IBV_DEVICE_PORT_ACTIVE_EVENT, "PORT_ACTIVE_EVENT"),
-            new Flag(IBV_DEVICE_SYS_IMAGE_GUID, "SYS_IMAGE_GUID"),
-            new Flag(IBV_DEVICE_RC_RNR_NAK_GEN, "RC_RNR_NAK_GEN"),
-            new Flag(IBV_DEVICE_SRQ_RESIZE, "SRQ_RESIZE"),
-            new Flag(IBV_DEVICE_N_NOTIFY_CQ, "N_NOTIFY_CQ"),
-            new Flag(IBV_DEVICE_MEM_WINDOW, "MEM_WINDOW"),
-            new Flag(IBV_DEVICE_UD_IP_CSUM, "UD_IP_CSUM"),
-            new Flag(IBV_DEVICE_XRC, "XRC"),
-            new Flag(IBV_DEVICE_MEM_MGT_EXTENSIONS, "MEM_MGT_EXTENSIONS"),
-            new Flag(IBV_DEVICE_MEM_WINDOW_TYPE_2A, "MEM_WINDOW_TYPE_2A"),
-            new Flag(IBV_DEVICE_MEM_WINDOW_TYPE_2B, "MEM_WINDOW_TYPE_2B"),
-            new Flag(IBV_DEVICE_RC_IP_CSUM, "RC_IP_CSUM"),
-            new Flag(IBV_DEVICE_RAW_IP_CSUM, "RAW_IP_CSUM"),
-            new Flag(IBV_DEVICE_MANAGED_FLOW_STEERING, "MANAGED_FLOW_STEERING"),
-        };
+        // the names of the bits of rdma-core's <infiniband/verbs.h> this tool prints, by bit number
+        private static final Flag[] DEVICE_CAP_FLAGS = byBit(0,
+                "RESIZE_MAX_WR", "BAD_PKEY_CNTR", "BAD_QKEY_CNTR", "RAW_MULTI", "AUTO_PATH_MIG", "CHANGE_PHY_PORT",
+                "UD_AV_PORT_ENFORCE", "CURR_QP_STATE_MOD", "SHUTDOWN_PORT", "INIT_TYPE", "PORT_ACTIVE_EVENT",
+                "SYS_IMAGE_GUID", "RC_RNR_NAK_GEN", "SRQ_RESIZE", "N_NOTIFY_CQ", null, null, "MEM_WINDOW", "UD_IP_CSUM",
+                null, "XRC", "MEM_MGT_EXTENSIONS", null, "MEM_WINDOW_TYPE_2A", "MEM_WINDOW_TYPE_2B", "RC_IP_CSUM",
+                "RAW_IP_CSUM", null, null, "MANAGED_FLOW_STEERING");
+        private static final Flag[] DEVICE_CAP_FLAGS_EX = byBit(34, "RAW_SCATTER_FCS", null, "PCI_WRITE_END_PADDING");
+        private static final Flag[] ODP_GENERAL = byBit(0, "ODP_SUPPORT", "ODP_SUPPORT_IMPLICIT");
+        private static final Flag[] ODP_TRANSPORT = byBit(0,
+                "SUPPORT_SEND", "SUPPORT_RECV", "SUPPORT_WRITE", "SUPPORT_READ", "SUPPORT_ATOMIC", "SUPPORT_SRQ");
+        private static final Flag[] RAW_PACKET_CAPS = byBit(0,
+                "C-VLAN stripping offload", "Scatter FCS offload", "IP csum offload", "Delay drop");
 
-        private static final Flag[] DEVICE_CAP_FLAGS_EX = {
-            new Flag(IBV_DEVICE_RAW_SCATTER_FCS, "RAW_SCATTER_FCS"),
-            new Flag(IBV_DEVICE_PCI_WRITE_END_PADDING, "PCI_WRITE_END_PADDING"),
-        };
-
-        private static final Flag[] ODP_GENERAL = {
-            new Flag(IBV_ODP_SUPPORT, "ODP_SUPPORT"),
-            new Flag(IBV_ODP_SUPPORT_IMPLICIT, "ODP_SUPPORT_IMPLICIT"),
-        };
-
-        private static final Flag[] ODP_TRANSPORT = {
-            new Flag(IBV_ODP_SUPPORT_SEND, "SUPPORT_SEND"),
-            new Flag(IBV_ODP_SUPPORT_RECV, "SUPPORT_RECV"),
-            new Flag(IBV_ODP_SUPPORT_WRITE, "SUPPORT_WRITE"),
-            new Flag(IBV_ODP_SUPPORT_READ, "SUPPORT_READ"),
-            new Flag(IBV_ODP_SUPPORT_ATOMIC, "SUPPORT_ATOMIC"),
-            new Flag(IBV_ODP_SUPPORT_SRQ_RECV, "SUPPORT_SRQ"),
-        };
-
-        private static final Flag[] RAW_PACKET_CAPS = {
-            new Flag(IBV_RAW_PACKET_CAP_CVLAN_STRIPPING, "C-VLAN stripping offload"),
-            new Flag(IBV_RAW_PACKET_CAP_SCATTER_FCS, "Scatter FCS offload"),
-            new Flag(IBV_RAW_PACKET_CAP_IP_CSUM, "IP csum offload"),
-            new Flag(IBV_RAW_PACKET_CAP_DELAY_DROP, "Delay drop"),
-        };
+        /** The flags named {@code names} for bits {@code firstBit} up, one bit each (a null name: no flag). */
+        private static Flag[] byBit(int firstBit, String... names) {
+            List<Flag> flags = new ArrayList<>();
+            for (int i = 0; i < names.length; i++) {
+                if (names[i] != null) {
+                    flags.add(new Flag(1L << (firstBit + i), names[i]));
+                }
+            }
+            return flags.toArray(Flag[]::new);
+        }
     }
 }

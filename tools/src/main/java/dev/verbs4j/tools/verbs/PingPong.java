@@ -1,5 +1,6 @@
 package dev.verbs4j.tools.verbs;
 
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.AddressVector;
@@ -80,7 +81,7 @@ final class PingPong extends PingPongBase {
     }
 
     @Override
-    int execute(String[] args) throws Exit {
+    int execute(String[] args) throws ToolExit {
         Integer bad = parse(args, transport.shortOptions,
                 "port:p", "ib-dev:d", "ib-port:i", "size:s", "mtu:m", "rx-depth:r", "iters:n", "sl:l", "events:e",
                 "gid-idx:g", "odp:o", "iodp:O", "prefetch:P", "ts:t", "chk:c", "dm:j", "new_send:N");
@@ -179,7 +180,7 @@ final class PingPong extends PingPongBase {
     // ---- set-up ----
 
     /** What the C tools' {@code pp_init_ctx()} does, with the same messages. */
-    private void initContext() throws Exit {
+    private void initContext() throws ToolExit {
         long bufBytes = transport == Transport.UD ? size + GRH_BYTES : size;
         openContext(findDevice(), bufBytes, (byte) 0x7b);
 
@@ -260,7 +261,7 @@ final class PingPong extends PingPongBase {
 
     // ---- the exchange ----
 
-    private QueuePairEndpoint clientExchange(QueuePairEndpoint local) throws Exit {
+    private QueuePairEndpoint clientExchange(QueuePairEndpoint local) throws ToolExit {
         return asClient(x -> {
             sendLocal(x, local);
             try {
@@ -274,7 +275,7 @@ final class PingPong extends PingPongBase {
         });
     }
 
-    private QueuePairEndpoint serverExchange(QueuePairEndpoint local) throws Exit {
+    private QueuePairEndpoint serverExchange(QueuePairEndpoint local) throws ToolExit {
         return asServer(x -> {
             QueuePairEndpoint remote = receiveRemote(x, "server read", "");
             if (!connectQp(local.psn(), remote)) {
@@ -340,7 +341,7 @@ final class PingPong extends PingPongBase {
     // ---- tear-down ----
 
     /** Frees everything in C's order, with its messages; returns the exit status. */
-    private int closeAll() throws Exit {
+    private int closeAll() throws ToolExit {
         close(qp, "Couldn't destroy QP");
         close(cq, "Couldn't destroy CQ");
         close(mr, "Couldn't deregister MR");

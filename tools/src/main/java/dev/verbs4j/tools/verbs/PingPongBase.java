@@ -1,6 +1,7 @@
 package dev.verbs4j.tools.verbs;
 
 import dev.verbs4j.tools.Getopt;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.AddressVector;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
@@ -97,23 +98,11 @@ abstract class PingPongBase {
     long rcnt;
     long scnt;
 
-    /** A run that ends with the status to return, after its message went to stderr. */
-    static final class Exit extends Exception {
-
-        private static final long serialVersionUID = 1L;
-
-        final int status;
-
-        Exit(int status) {
-            super(null, null, false, false);
-            this.status = status;
-        }
-    }
 
     /** One side's part of the TCP exchange, on an open connection. */
     @FunctionalInterface
     interface Conversation<T> {
-        T over(OutOfBandExchange x) throws Exit;
+        T over(OutOfBandExchange x) throws ToolExit;
     }
 
     PingPongBase(String program, long defaultSize, PrintStream out, PrintStream err) {
@@ -127,8 +116,8 @@ abstract class PingPongBase {
     final int runToEnd(String[] args) {
         try {
             return execute(args);
-        } catch (Exit e) {
-            return e.status;
+        } catch (ToolExit e) {
+            return e.status();
         } finally {
             release();
             out.flush();
@@ -136,8 +125,8 @@ abstract class PingPongBase {
         }
     }
 
-    /** The tool's whole run; returns the exit status or throws {@link Exit}. */
-    abstract int execute(String[] args) throws Exit;
+    /** The tool's whole run; returns the exit status or throws {@link ToolExit}. */
+    abstract int execute(String[] args) throws ToolExit;
 
     // ---- options ----
 
@@ -243,7 +232,7 @@ abstract class PingPongBase {
     // ---- set-up ----
 
     /** The device {@code -d} names, else the first one. */
-    final Device findDevice() throws Exit {
+    final Device findDevice() throws ToolExit {
         List<Device> devices;
         try {
             devices = Device.list();
@@ -265,7 +254,7 @@ abstract class PingPongBase {
     }
 
     /** The start of {@code pp_init_ctx()}: the page-aligned work buffer of {@code bytes} filled with {@code fill}, and the context. */
-    final void openContext(Device device, long bytes, byte fill) throws Exit {
+    final void openContext(Device device, long bytes, byte fill) throws ToolExit {
         try {
             bufferArena = RdmaArena.ofShared();
             buf = bufferArena.allocate(Math.max(1, bytes), PAGE_SIZE);
@@ -277,7 +266,7 @@ abstract class PingPongBase {
     }
 
     /** The completion channel (with {@code -e}) and the protection domain. */
-    final void allocateDomain() throws Exit {
+    final void allocateDomain() throws ToolExit {
         if (useEvent) {
             channel = orExit(context::createCompletionChannel, "Couldn't create completion channel");
         }
@@ -300,7 +289,7 @@ abstract class PingPongBase {
     }
 
     /** What the C tools do after {@code pp_init_ctx()}: post the receives, arm the CQ (with {@code -e}), read the port. */
-    final PortAttributes startReceiving() throws Exit {
+    final PortAttributes startReceiving() throws ToolExit {
         postReceives(checkedInt(rxDepth));
         if (routs < rxDepth) {
             throw exit("Couldn't post receive (" + routs + ")");
@@ -316,7 +305,7 @@ abstract class PingPongBase {
      * that is not Ethernet must have a LID. {@code gidFailure} is the message, before the index,
      * when the GID of {@code -g} cannot be read.
      */
-    final QueuePairEndpoint localEndpoint(PortAttributes port, int qpn, boolean needLid, String gidFailure) throws Exit {
+    final QueuePairEndpoint localEndpoint(PortAttributes port, int qpn, boolean needLid, String gidFailure) throws ToolExit {
         int lid = port.lid();
         if (needLid && port.linkLayer() != LinkLayer.ETHERNET && lid == 0) {
             throw exit("Couldn't get local LID");
@@ -337,7 +326,7 @@ abstract class PingPongBase {
     // ---- the exchange ----
 
     /** Connects to the server (as a client) and has {@code talk} there; the connection is closed after. */
-    final <T> T asClient(Conversation<T> talk) throws Exit {
+    final <T> T asClient(Conversation<T> talk) throws ToolExit {
         OutOfBandExchange x;
         try {
             x = OutOfBandExchange.connect(serverName, tcpPort, null, null);
@@ -354,7 +343,7 @@ abstract class PingPongBase {
     }
 
     /** Waits for a client (as the server) and has {@code talk} with it; the connection is closed after. */
-    final <T> T asServer(Conversation<T> talk) throws Exit {
+    final <T> T asServer(Conversation<T> talk) throws ToolExit {
         OutOfBandExchange x;
         try {
             x = OutOfBandExchange.accept(tcpPort, null, null);
@@ -371,7 +360,7 @@ abstract class PingPongBase {
     }
 
     /** Sends the local addresses, in order. */
-    final void sendLocal(OutOfBandExchange x, QueuePairEndpoint... local) throws Exit {
+    final void sendLocal(OutOfBandExchange x, QueuePairEndpoint... local) throws ToolExit {
         try {
             for (QueuePairEndpoint e : local) {
                 x.send(e);
@@ -382,7 +371,7 @@ abstract class PingPongBase {
     }
 
     /** Reads one remote address; {@code who} and {@code which} go into the messages when that fails. */
-    final QueuePairEndpoint receiveRemote(OutOfBandExchange x, String who, String which) throws Exit {
+    final QueuePairEndpoint receiveRemote(OutOfBandExchange x, String who, String which) throws ToolExit {
         try {
             return x.receive();
         } catch (IOException e) {
@@ -439,7 +428,7 @@ abstract class PingPongBase {
      * the rates printed as C does, and (with {@code -c}) the server's check of the buffer.
      * {@link #send} and {@link #wcs} are ready.
      */
-    final void pingPong(int slots, int offset) throws Exit {
+    final void pingPong(int slots, int offset) throws ToolExit {
         pending = new int[slots];
         Arrays.fill(pending, RECV_WRID);
         if (serverName != null) {
@@ -491,7 +480,7 @@ abstract class PingPongBase {
             for (int i = 0; i < ne; ++i) {
                 if (!completion(wcs.get(i))) {
                     completionFailed(ne);
-                    throw new Exit(1);
+                    throw new ToolExit(1);
                 }
             }
         }
@@ -519,7 +508,7 @@ abstract class PingPongBase {
     void completionFailed(int polled) {
     }
 
-    private void requestNotify() throws Exit {
+    private void requestNotify() throws ToolExit {
         try {
             cq.requestNotify(false);
         } catch (RuntimeException e) {
@@ -602,7 +591,7 @@ abstract class PingPongBase {
     // ---- tear-down ----
 
     /** The end of C's tear-down: the protection domain, the completion channel, the context; returns 0. */
-    final int closeDomain() throws Exit {
+    final int closeDomain() throws ToolExit {
         close(pd, "Couldn't deallocate PD");
         if (channel != null) {
             close(channel, "Couldn't destroy completion channel");
@@ -611,7 +600,7 @@ abstract class PingPongBase {
         return 0;
     }
 
-    final void close(AutoCloseable c, String message) throws Exit {
+    final void close(AutoCloseable c, String message) throws ToolExit {
         try {
             c.close();
         } catch (Exception e) {
@@ -635,7 +624,7 @@ abstract class PingPongBase {
     // ---- helpers ----
 
     /** {@code action}'s result; when it throws, {@code message} goes to stderr and the run ends with 1. */
-    final <T> T orExit(Supplier<T> action, String message) throws Exit {
+    final <T> T orExit(Supplier<T> action, String message) throws ToolExit {
         try {
             return action.get();
         } catch (RuntimeException e) {
@@ -648,9 +637,9 @@ abstract class PingPongBase {
         return 1;
     }
 
-    final Exit exit(String message) {
+    final ToolExit exit(String message) {
         err.print(message + "\n");
-        return new Exit(1);
+        return new ToolExit(1);
     }
 
     static int checkedInt(long v) {

@@ -1,6 +1,5 @@
 package dev.verbs4j.tools.verbs;
 
-import dev.verbs4j.tools.Cli;
 import java.io.PrintStream;
 
 /**
@@ -13,11 +12,6 @@ import java.io.PrintStream;
 public final class RcPingPong {
 
     private RcPingPong() {
-    }
-
-    /** Runs the tool and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, RcPingPong::run);
     }
 
     /**

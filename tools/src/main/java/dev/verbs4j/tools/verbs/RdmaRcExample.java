@@ -1,6 +1,5 @@
 package dev.verbs4j.tools.verbs;
 
-import dev.verbs4j.tools.Cli;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.CompletionQueue;
@@ -53,11 +52,6 @@ public final class RdmaRcExample {
     private RdmaRcExample(PrintStream out, PrintStream err) {
         this.out = out;
         this.err = err;
-    }
-
-    /** Runs the example and exits with its result. */
-    public static void main(String[] args) {
-        Cli.main(args, RdmaRcExample::run);
     }
 
     /** Runs the example; returns 0 on success. */

@@ -1,6 +1,6 @@
 package dev.verbs4j.tools.verbs;
 
-import dev.verbs4j.tools.Cli;
+import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.DeviceAttributes;
 import dev.verbs4j.verbs.Opcode;
@@ -56,11 +56,6 @@ public final class SrqPingPong extends PingPongBase {
         super(PROGRAM, 4096, out, err);
     }
 
-    /** Runs the tool and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, SrqPingPong::run);
-    }
-
     /**
      * Runs the tool, writing to {@code out} and {@code err}; returns what {@code ibv_srq_pingpong}
      * returns. Interrupting the calling thread ends a run that waits (for the peer or for
@@ -71,7 +66,7 @@ public final class SrqPingPong extends PingPongBase {
     }
 
     @Override
-    int execute(String[] args) throws Exit {
+    int execute(String[] args) throws ToolExit {
         Integer bad = parse(args, SHORT_OPTIONS,
                 "port:p", "ib-dev:d", "ib-port:i", "size:s", "mtu:m", "num-qp:q", "rx-depth:r", "iters:n", "sl:l",
                 "events:e", "odp:o", "gid-idx:g", "chk:c");
@@ -148,7 +143,7 @@ public final class SrqPingPong extends PingPongBase {
     // ---- set-up ----
 
     /** What the C tool's {@code pp_init_ctx()} does, in its order and with its messages. */
-    private void initContext() throws Exit {
+    private void initContext() throws ToolExit {
         openContext(findDevice(), size, (byte) 0);
         int access = Access.LOCAL_WRITE;
         if (useOdp) {
@@ -191,7 +186,7 @@ public final class SrqPingPong extends PingPongBase {
 
     // ---- the exchange ----
 
-    private QueuePairEndpoint[] clientExchange(QueuePairEndpoint[] local) throws Exit {
+    private QueuePairEndpoint[] clientExchange(QueuePairEndpoint[] local) throws ToolExit {
         return asClient(x -> {
             sendLocal(x, local);
             QueuePairEndpoint[] remote = receiveAll(x, "client read");
@@ -200,7 +195,7 @@ public final class SrqPingPong extends PingPongBase {
         });
     }
 
-    private QueuePairEndpoint[] serverExchange(QueuePairEndpoint[] local) throws Exit {
+    private QueuePairEndpoint[] serverExchange(QueuePairEndpoint[] local) throws ToolExit {
         return asServer(x -> {
             QueuePairEndpoint[] remote = receiveAll(x, "server read");
             if (!connectQps(local, remote)) {
@@ -213,7 +208,7 @@ public final class SrqPingPong extends PingPongBase {
     }
 
     /** The exchange's last step: the client's {@code "done"}, or the server's wait for it (C says "client write" on both sides). */
-    private void finishExchange(OutOfBandExchange x) throws Exit {
+    private void finishExchange(OutOfBandExchange x) throws ToolExit {
         try {
             if (serverName != null) {
                 x.sendDone();
@@ -222,12 +217,12 @@ public final class SrqPingPong extends PingPongBase {
             }
         } catch (IOException e) {
             err.print("client write: " + e.getMessage() + "\n");
-            throw new Exit(1);
+            throw new ToolExit(1);
         }
     }
 
     /** Reads the peer's {@link #MAX_QP} messages, as C does whatever the number of queue pairs. */
-    private QueuePairEndpoint[] receiveAll(OutOfBandExchange x, String who) throws Exit {
+    private QueuePairEndpoint[] receiveAll(OutOfBandExchange x, String who) throws ToolExit {
         QueuePairEndpoint[] remote = new QueuePairEndpoint[MAX_QP];
         for (int i = 0; i < MAX_QP; ++i) {
             remote[i] = receiveRemote(x, who, " [" + i + "]");
@@ -256,7 +251,7 @@ public final class SrqPingPong extends PingPongBase {
     // ---- tear-down ----
 
     /** Frees everything in C's order, with its messages; returns the exit status. */
-    private int closeAll() throws Exit {
+    private int closeAll() throws ToolExit {
         for (int i = 0; i < qpCount; ++i) {
             close(qps[i], "Couldn't destroy QP[" + i + "]");
         }

@@ -1,6 +1,5 @@
 package dev.verbs4j.tools.verbs;
 
-import dev.verbs4j.tools.Cli;
 import java.io.PrintStream;
 
 /**
@@ -14,11 +13,6 @@ import java.io.PrintStream;
 public final class UdPingPong {
 
     private UdPingPong() {
-    }
-
-    /** Runs the tool and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, UdPingPong::run);
     }
 
     /**

@@ -20,6 +20,7 @@ import dev.verbs4j.vipl.VipViAttributes;
 import dev.verbs4j.vipl.Vipl;
 
 import java.io.IOException;
+import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -221,8 +222,20 @@ final class Endpoint implements AutoCloseable {
         }
     }
 
+    /**
+     * Server: says that it waits, waits for a client's request (bounded) and accepts it with the
+     * VI, then says from where and at which reliability level.
+     */
+    void acceptClient(String program, PrintStream out) {
+        out.printf("# %s server: %s %s, discriminator %d, waiting for a client%n", program, deviceName,
+                localAddress.inetAddress().getHostAddress(), o.port);
+        VipConnHandle request = awaitRequest();
+        VipReliabilityLevel level = accept(request);
+        out.printf("# connected to %s, %s%n", request.remoteAddress().inetAddress().getHostAddress(), ToolOptions.name(level));
+    }
+
     /** Server: waits for a request on the local address with the discriminator (bounded); the VI is not created yet. */
-    VipConnHandle awaitRequest() {
+    private VipConnHandle awaitRequest() {
         try {
             return Vipl.connectWait(nic, localAddress, o.timeoutMillis);
         } catch (VipException e) {
@@ -235,7 +248,7 @@ final class Endpoint implements AutoCloseable {
      * that the requester does not wait for that), taking the requester's reliability level unless
      * {@code -r} was given (VipSetViAttributes on the Idle VI); rejects on failure.
      */
-    VipReliabilityLevel accept(VipConnHandle request) {
+    private VipReliabilityLevel accept(VipConnHandle request) {
         VipReliabilityLevel wanted = request.remoteAttributes().reliabilityLevel();
         VipReliabilityLevel level = o.levelGiven ? o.level : wanted;
         if (level != o.level) {

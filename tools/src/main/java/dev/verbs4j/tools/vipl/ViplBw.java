@@ -1,10 +1,7 @@
 package dev.verbs4j.tools.vipl;
 
-import dev.verbs4j.tools.Cli;
-import dev.verbs4j.vipl.VipConnHandle;
 import dev.verbs4j.vipl.VipDescriptor;
 import dev.verbs4j.vipl.VipMemHandle;
-import dev.verbs4j.vipl.VipReliabilityLevel;
 import dev.verbs4j.vipl.VipReturn;
 
 import java.io.PrintStream;
@@ -29,11 +26,6 @@ public final class ViplBw {
     private static final int CONTROL_SLOT = 64;
 
     private ViplBw() {
-    }
-
-    /** Runs the tool and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, ViplBw::run);
     }
 
     /** Runs the tool; returns its exit status: 0 success, 1 failure at run time, 2 bad options. */
@@ -90,11 +82,7 @@ public final class ViplBw {
         VipDescriptor planRecv = e.descriptor();
         e.post(true, planRecv, planBuf, e.handle(planBuf), 0, Plan.MAX_BYTES);
         Server s = new Server(e);
-        out.printf("# %s server: %s %s, discriminator %d, waiting for a client%n", PROGRAM, e.deviceName,
-                e.localAddress.inetAddress().getHostAddress(), o.port);
-        VipConnHandle request = e.awaitRequest();
-        VipReliabilityLevel level = e.accept(request);
-        out.printf("# connected to %s, %s%n", request.remoteAddress().inetAddress().getHostAddress(), ToolOptions.name(level));
+        e.acceptClient(PROGRAM, out);
 
         VipDescriptor d = e.await(true, "the client's plan");
         Plan plan;

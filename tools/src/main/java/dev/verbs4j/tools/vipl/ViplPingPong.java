@@ -1,10 +1,7 @@
 package dev.verbs4j.tools.vipl;
 
-import dev.verbs4j.tools.Cli;
-import dev.verbs4j.vipl.VipConnHandle;
 import dev.verbs4j.vipl.VipDescriptor;
 import dev.verbs4j.vipl.VipMemHandle;
-import dev.verbs4j.vipl.VipReliabilityLevel;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
@@ -24,11 +21,6 @@ public final class ViplPingPong {
     private static final String PROGRAM = "vipl-pingpong";
 
     private ViplPingPong() {
-    }
-
-    /** Runs the tool and exits with its status. */
-    public static void main(String[] args) {
-        Cli.main(args, ViplPingPong::run);
     }
 
     /** Runs the tool; returns its exit status: 0 success, 1 failure at run time, 2 bad options. */
@@ -51,11 +43,7 @@ public final class ViplPingPong {
         for (int i = 0; i < 2; i++) {
             e.post(true, recv[i], buf, bufH, (long) i * max, max);
         }
-        out.printf("# %s server: %s %s, discriminator %d, waiting for a client%n", PROGRAM, e.deviceName,
-                e.localAddress.inetAddress().getHostAddress(), o.port);
-        VipConnHandle request = e.awaitRequest();
-        VipReliabilityLevel level = e.accept(request);
-        out.printf("# connected to %s, %s%n", request.remoteAddress().inetAddress().getHostAddress(), ToolOptions.name(level));
+        e.acceptClient(PROGRAM, out);
 
         VipDescriptor d = e.await(true, "the client's plan");
         int at = which(recv, d);

@@ -5,6 +5,7 @@ import dev.verbs4j.naaice.NaaServer;
 import dev.verbs4j.naaice.NaaState;
 import dev.verbs4j.naaice.NaaiceException;
 import dev.verbs4j.naaice.ReferenceKernels;
+import dev.verbs4j.tools.ToolMain;
 import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
 import dev.verbs4j.verbs.ToolRunner;
@@ -38,20 +39,33 @@ class NaaicePeerKilledDeviceTest {
 
     private static final Duration WAIT = Duration.ofSeconds(60);
 
-    /** Every byte of {@code s} is {@code v}. */
-    private static void assertAll(MemorySegment s, int v) {
-        for (long at = 0; at < s.byteSize(); at++) {
-            if (s.get(ValueLayout.JAVA_BYTE, at) != (byte) v) {
-                throw new AssertionError("byte " + at + " of " + s.byteSize() + " is "
-                        + (s.get(ValueLayout.JAVA_BYTE, at) & 0xff) + ", expected " + (v & 0xff));
-            }
+    /** A client from host A to {@code naa} with {@code io} as its one in/out parameter, connected and set up. */
+    private static NaaClient setUp(InetSocketAddress naa, MemorySegment io) throws Exception {
+        NaaClient c = NaaClient.builder(naa).localAddress(new InetSocketAddress(InetAddress.getByName(TestBed.hostA().address()), 0))
+                .inOut(io).build();
+        try {
+            c.connect(WAIT);
+            c.setupRegions(WAIT);
+            return c;
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
         }
     }
 
-    private static Process java(Class<?> main, String... args) throws Exception {
+    /** Every byte of {@code s} is {@code v}. */
+    private static void assertAll(MemorySegment s, int v) {
+        long at = ReferenceKernels.firstDifference(s, (byte) v);
+        if (at >= 0) {
+            throw new AssertionError("byte " + at + " of " + s.byteSize() + " is "
+                    + (s.get(ValueLayout.JAVA_BYTE, at) & 0xff) + ", expected " + (v & 0xff));
+        }
+    }
+
+    private static Process java(String tool, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElseThrow(),
                 "--enable-native-access=ALL-UNNAMED", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
-                System.getProperty("java.class.path"), main.getName()));
+                System.getProperty("java.class.path"), ToolMain.class.getName(), tool));
         cmd.addAll(List.of(args));
         return new ProcessBuilder(cmd).redirectErrorStream(true).start();
     }
@@ -92,7 +106,7 @@ class NaaicePeerKilledDeviceTest {
         String b = TestBed.hostB().address();
         InetSocketAddress naa = new InetSocketAddress(InetAddress.getByName(b), port);
         try (NaaServer server = NaaServer.builder().bind(naa).start()) {
-            Process client = java(NaaiceClient.class, "-a", b, "-l", TestBed.hostA().address(), "-p", Integer.toString(port),
+            Process client = java("naaice-client", "-a", b, "-l", TestBed.hostA().address(), "-p", Integer.toString(port),
                     "-s", Integer.toString(8 << 20), "-n", "1000000");
             try {
                 // the second RPC has been verified: the client is in a loop of 8 MiB RPCs
@@ -113,10 +127,7 @@ class NaaicePeerKilledDeviceTest {
             try (RdmaArena arena = RdmaArena.ofShared()) {
                 MemorySegment io = arena.allocate(8 << 20, 4096);
                 io.fill((byte) 3);
-                try (NaaClient c = NaaClient.builder(naa).localAddress(new InetSocketAddress(InetAddress.getByName(
-                        TestBed.hostA().address()), 0)).inOut(io).build()) {
-                    c.connect(WAIT);
-                    c.setupRegions(WAIT);
+                try (NaaClient c = setUp(naa, io)) {
                     c.rpc(ReferenceKernels.FN_ADD_TWO, WAIT);
                     assertAll(io, 5);
                 }
@@ -131,7 +142,7 @@ class NaaicePeerKilledDeviceTest {
         long t0 = System.nanoTime();
         int port = 12361;
         String b = TestBed.hostB().address();
-        Process server = java(NaaiceServer.class, "-b", b, "-p", Integer.toString(port));
+        Process server = java("naaice-server", "-b", b, "-p", Integer.toString(port));
         try {
             CompletableFuture<String> listening = lineStarting(server, "server", "naaice-server: listening");
             ToolRunner.awaitCmListening(port, Duration.ofSeconds(120));
@@ -140,10 +151,7 @@ class NaaicePeerKilledDeviceTest {
                 MemorySegment io = arena.allocate(16 << 20, 4096);
                 io.fill((byte) 1);
                 InetSocketAddress naa = new InetSocketAddress(InetAddress.getByName(b), port);
-                try (NaaClient c = NaaClient.builder(naa).localAddress(new InetSocketAddress(InetAddress.getByName(
-                        TestBed.hostA().address()), 0)).inOut(io).build()) {
-                    c.connect(WAIT);
-                    c.setupRegions(WAIT);
+                try (NaaClient c = setUp(naa, io)) {
                     c.rpc(ReferenceKernels.FN_ADD_ONE, WAIT);
                     assertAll(io, 2);
                     // mid-RPC: 16 MiB on their way, then SIGKILL

@@ -28,14 +28,24 @@ class RPingDeviceTest {
     static final Duration LISTEN_LIMIT = Duration.ofSeconds(90);
     private static final int PINGS = 3;
 
-    static Stream<Arguments> runs() {
+    /**
+     * For each of {@code places}: a Java client with a C server, a C client with a Java server and
+     * Java with Java, as (client, server, place, port), on ports from {@code firstPort} up.
+     */
+    static List<Arguments> pairings(List<String> places, int firstPort) {
         List<Arguments> runs = new ArrayList<>();
-        int port = 20_410;
-        for (String topology : List.of("loopback", "across")) {
-            runs.add(Arguments.of("Java", "C", topology, port++));
-            runs.add(Arguments.of("C", "Java", topology, port++));
-            runs.add(Arguments.of("Java", "Java", topology, port++));
+        int port = firstPort;
+        for (String place : places) {
+            for (String[] sides : new String[][]{{"Java", "C"}, {"C", "Java"}, {"Java", "Java"}}) {
+                runs.add(Arguments.of(sides[0], sides[1], place, port++));
+            }
         }
+        return runs;
+    }
+
+    static Stream<Arguments> runs() {
+        List<Arguments> runs = pairings(List.of("loopback", "across"), 20_410);
+        int port = 20_416;
         // -q: the Java side creates its queue pair itself and moves it with rdma_init_qp_attr
         runs.add(Arguments.of("Java -q", "C", "across", port++));
         runs.add(Arguments.of("C", "Java -q", "across", port++));
@@ -58,31 +68,11 @@ class RPingDeviceTest {
         if (client.endsWith(" -q")) {
             clientArgs.add("-q");
         }
-        ToolRunner.Background s = start(server, "rping server", serverArgs.toArray(String[]::new));
-        ToolRunner.Run serverRun;
-        ToolRunner.Run clientRun;
-        try {
-            ToolRunner.awaitCmListening(port, LISTEN_LIMIT);
-            ToolRunner.Background c = start(client, "rping client", clientArgs.toArray(String[]::new));
-            try {
-                clientRun = c.await();
-            } finally {
-                c.stop();
-            }
-            serverRun = s.await();
-        } finally {
-            s.stop();
-        }
-        assertThat(clientRun.status()).as("%s\n%s", clientRun, serverRun).isZero();
-        assertThat(serverRun.status()).as("%s\n%s", serverRun, clientRun).isZero();
-        List<String> expected = new ArrayList<>();
-        List<String> expectedServer = new ArrayList<>();
-        for (int ping = 0; ping < PINGS; ping++) {
-            expected.add("ping data: " + pingData(ping, 64));
-            expectedServer.add("server ping data: " + pingData(ping, 64));
-        }
-        assertThat(clientRun.out()).as("%s", clientRun).containsExactlyElementsOf(expected);
-        assertThat(serverRun.out()).as("%s", serverRun).containsExactlyElementsOf(expectedServer);
+        ToolRunner.Exchange runs = ToolRunner.cmServerAndClient(
+                () -> start(server, "rping server", serverArgs.toArray(String[]::new)), port, LISTEN_LIMIT,
+                () -> start(client, "rping client", clientArgs.toArray(String[]::new))).succeeded();
+        assertThat(runs.client().out()).as("%s", runs.client()).containsExactlyElementsOf(pingLines("ping data: "));
+        assertThat(runs.server().out()).as("%s", runs.server()).containsExactlyElementsOf(pingLines("server ping data: "));
     }
 
     /** -P: the Java server serves a C client, then a Java one, each on its own connection, until it is stopped. */
@@ -107,18 +97,23 @@ class RPingDeviceTest {
             s.stop();
         }
         ToolRunner.Run serverRun = s.await();
-        List<String> expected = new ArrayList<>();
-        List<String> expectedServer = new ArrayList<>();
-        for (int ping = 0; ping < PINGS; ping++) {
-            expected.add("ping data: " + pingData(ping, 64));
-            expectedServer.add("server ping data: " + pingData(ping, 64));
-        }
+        List<String> expected = pingLines("ping data: ");
+        List<String> expectedServer = new ArrayList<>(pingLines("server ping data: "));
         for (ToolRunner.Run c : clients) {
             assertThat(c.status()).as("%s\n%s", c, serverRun).isZero();
             assertThat(c.out()).as("%s", c).containsExactlyElementsOf(expected);
         }
         expectedServer.addAll(List.copyOf(expectedServer));
         assertThat(serverRun.out()).as("%s", serverRun).containsExactlyElementsOf(expectedServer);
+    }
+
+    /** The lines -v prints for the {@value #PINGS} pings of 64 bytes, each after {@code prefix}. */
+    private static List<String> pingLines(String prefix) {
+        List<String> lines = new ArrayList<>();
+        for (int ping = 0; ping < PINGS; ping++) {
+            lines.add(prefix + pingData(ping, 64));
+        }
+        return lines;
     }
 
     private static ToolRunner.Background start(String impl, String who, String... args) throws Exception {

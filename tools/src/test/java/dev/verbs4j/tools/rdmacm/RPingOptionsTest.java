@@ -1,13 +1,11 @@
 package dev.verbs4j.tools.rdmacm;
 
+import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.charset.StandardCharsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,20 +18,14 @@ class RPingOptionsTest {
     private static final String USAGE_START = "rping -s [-vVd] [-S size] [-C count] [-a addr] [-p port]\n";
     private static final String NO_HOST = "getaddrinfo failed (Name or service not known) - invalid hostname or IP address\n";
 
-    private record Result(int status, String out, String err) {
-    }
-
-    private static Result rping(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int status = RPing.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Result(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    private static ToolRunner.Captured rping(String... args) {
+        return ToolRunner.runJava(RPing::run, args);
     }
 
     @Test
     void neitherSideNorAnUnknownOptionPrintsTheUsage() {
         for (String[] args : new String[][]{{}, {"-x"}, {"-s", "-t", "3"}}) {
-            Result r = rping(args);
+            ToolRunner.Captured r = rping(args);
             assertThat(r.status()).as("%s", (Object) args).isEqualTo(22);
             assertThat(r.out()).startsWith(USAGE_START).endsWith("\t-q\t\tuse self-created, self-modified QP\n");
             assertThat(r.err()).isEmpty();
@@ -42,7 +34,7 @@ class RPingOptionsTest {
 
     @Test
     void sizeAndCountOutOfRangeAreRefusedWithEinval() {
-        Result r = rping("-d", "-c", "-C", "-1", "-S", "99999");
+        ToolRunner.Captured r = rping("-d", "-c", "-C", "-1", "-S", "99999");
         assertThat(r.status()).isEqualTo(22);
         assertThat(r.out()).isEqualTo("client\n");
         assertThat(r.err()).isEqualTo("Invalid count -1\nInvalid size 99999 (valid range is 26 to 65536)\n");
@@ -51,7 +43,7 @@ class RPingOptionsTest {
 
     @Test
     void anUnknownHostExitsWith255AfterTheOtherOptions() {
-        Result r = rping("-c", "-a", "no-such-host.invalid", "-I", "no-such-host.invalid");
+        ToolRunner.Captured r = rping("-c", "-a", "no-such-host.invalid", "-I", "no-such-host.invalid");
         assertThat(r.status()).isEqualTo(255);
         assertThat(r.out()).isEqualTo(NO_HOST + NO_HOST);
         assertThat(r.err()).isEmpty();

@@ -7,7 +7,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -22,14 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RdmaExamplesDeviceTest {
 
     static Stream<Arguments> runs() {
-        List<Arguments> runs = new ArrayList<>();
-        int port = 20_430;
-        for (String host : List.of("B", "A")) {
-            runs.add(Arguments.of("Java", "C", host, port++));
-            runs.add(Arguments.of("C", "Java", host, port++));
-            runs.add(Arguments.of("Java", "Java", host, port++));
-        }
-        return runs.stream();
+        return RPingDeviceTest.pairings(List.of("B", "A"), 20_430).stream();
     }
 
     @ParameterizedTest(name = "{0} rdma_client -> {1} rdma_server, host {2}")
@@ -37,27 +29,17 @@ class RdmaExamplesDeviceTest {
     void exchange(String client, String server, String host, int port) throws Exception {
         String address = (host.equals("A") ? TestBed.hostA() : TestBed.hostB()).address();
         String[] args = {"-s", address, "-p", String.valueOf(port)};
-        ToolRunner.Background s = server.equals("Java")
-                ? ToolRunner.startJava(RdmaServerExample::run, "Java rdma_server", RPingDeviceTest.RUN_LIMIT, args)
-                : ToolRunner.startC("C rdma_server", RPingDeviceTest.RUN_LIMIT, "rdma_server", args[0], args[1], args[2], args[3]);
-        ToolRunner.Run serverRun;
-        ToolRunner.Run clientRun;
-        try {
-            ToolRunner.awaitCmListening(port, RPingDeviceTest.LISTEN_LIMIT);
-            ToolRunner.Background c = client.equals("Java")
-                    ? ToolRunner.startJava(RdmaClientExample::run, "Java rdma_client", RPingDeviceTest.RUN_LIMIT, args)
-                    : ToolRunner.startC("C rdma_client", RPingDeviceTest.RUN_LIMIT, "rdma_client", args[0], args[1], args[2], args[3]);
-            try {
-                clientRun = c.await();
-            } finally {
-                c.stop();
-            }
-            serverRun = s.await();
-        } finally {
-            s.stop();
-        }
-        assertThat(clientRun.status()).as("%s\n%s", clientRun, serverRun).isZero();
-        assertThat(serverRun.status()).as("%s\n%s", serverRun, clientRun).isZero();
+        ToolRunner.Exchange runs = ToolRunner.cmServerAndClient(
+                () -> server.equals("Java")
+                        ? ToolRunner.startJava(RdmaServerExample::run, "Java rdma_server", RPingDeviceTest.RUN_LIMIT, args)
+                        : ToolRunner.startC("C rdma_server", RPingDeviceTest.RUN_LIMIT, "rdma_server", args[0], args[1], args[2], args[3]),
+                port, RPingDeviceTest.LISTEN_LIMIT,
+                () -> client.equals("Java")
+                        ? ToolRunner.startJava(RdmaClientExample::run, "Java rdma_client", RPingDeviceTest.RUN_LIMIT, args)
+                        : ToolRunner.startC("C rdma_client", RPingDeviceTest.RUN_LIMIT, "rdma_client", args[0], args[1], args[2], args[3]))
+                .succeeded();
+        ToolRunner.Run clientRun = runs.client();
+        ToolRunner.Run serverRun = runs.server();
         assertThat(clientRun.out()).as("%s", clientRun).containsExactly("rdma_client: start", "rdma_client: end 0");
         assertThat(serverRun.out()).as("%s", serverRun).containsExactly("rdma_server: start", "rdma_server: end 0");
     }

@@ -2,12 +2,11 @@ package dev.verbs4j.tools.verbs;
 
 import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.TestBed;
+import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,11 +65,8 @@ class DevInfoDeviceTest {
     }
 
     private static Run runJava(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int rc = DevInfo.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Run(rc & 0xff, lines(out.toString(StandardCharsets.UTF_8)), lines(err.toString(StandardCharsets.UTF_8)));
+        ToolRunner.Captured r = ToolRunner.runJava(DevInfo::run, args);
+        return new Run(r.status() & 0xff, lines(r.out()), lines(r.err()));
     }
 
     private static Run runC(String... args) throws IOException, InterruptedException {

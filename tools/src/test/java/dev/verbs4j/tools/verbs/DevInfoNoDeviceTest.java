@@ -1,10 +1,9 @@
 package dev.verbs4j.tools.verbs;
 
+import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,19 +22,16 @@ class DevInfoNoDeviceTest {
 
     @Test
     void devinfoAnswersAsIbvDevinfoDoes() throws Exception {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int rc = DevInfo.run(new String[]{"-v"}, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
+        ToolRunner.Captured java = ToolRunner.runJava(DevInfo::run, "-v");
 
         Process c = new ProcessBuilder("ibv_devinfo", "-v").start();
         String cOut = new String(c.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         String cErr = new String(c.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(c.waitFor(60, TimeUnit.SECONDS)).isTrue();
 
-        assertThat(rc & 0xff).isEqualTo(c.exitValue()).isEqualTo(255);
-        assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo(cOut).isEmpty();
-        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo(cErr)
+        assertThat(java.status() & 0xff).isEqualTo(c.exitValue()).isEqualTo(255);
+        assertThat(java.out()).isEqualTo(cOut).isEmpty();
+        assertThat(java.err()).isEqualTo(cErr)
                 .isEqualTo("Failed to get IB devices list: Function not implemented\n");
     }
 }

@@ -5,6 +5,8 @@ import dev.verbs4j.verbs.TestBed;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import dev.verbs4j.verbs.ToolRunner.Background;
 import dev.verbs4j.verbs.ToolRunner.Run;
@@ -49,70 +51,37 @@ class PingPongDeviceTest {
         }
     }
 
-    // ---- RC: both directions, both topologies ----
+    // ---- Java and C, both ways round ----
 
-    @Test
-    @Timeout(300)
-    void rcJavaServerCClientLoopback() throws Exception {
-        javaServerCClient(Tool.RC, TestBed.loopback(), TestBed.loopback(), 18710, 4096, "-c");
+    /**
+     * A ping-pong setup tried both ways round: a Java server with a C client on {@code port}, then
+     * a C server with a Java client on {@code port + 1}; on the loopback device or across hosts.
+     */
+    record Setup(String name, Tool tool, boolean acrossHosts, int port, int size, String... options) {
+        @Override
+        public String toString() {
+            return name;
+        }
     }
 
-    @Test
-    @Timeout(300)
-    void rcCServerJavaClientLoopback() throws Exception {
-        cServerJavaClient(Tool.RC, TestBed.loopback(), TestBed.loopback(), 18711, 4096, "-c");
+    static Stream<Setup> setups() {
+        return Stream.of(
+                new Setup("RC on the loopback device", Tool.RC, false, 18710, 4096, "-c"),
+                new Setup("RC across hosts", Tool.RC, true, 18712, 4096, "-c"),
+                new Setup("RC across hosts with events and a 512-byte MTU", Tool.RC, true, 18714, 8192, "-e", "-m", "512", "-c"),
+                new Setup("UC on the loopback device", Tool.UC, false, 18720, 1024, "-c"),
+                new Setup("UD on the loopback device", Tool.UD, false, 18730, 1024, "-c"),
+                new Setup("UD across hosts with events", Tool.UD, true, 18732, 512, "-e"));
     }
 
-    @Test
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("setups")
     @Timeout(300)
-    void rcJavaServerCClientAcrossHosts() throws Exception {
-        javaServerCClient(Tool.RC, TestBed.hostA(), TestBed.hostB(), 18712, 4096, "-c");
-    }
-
-    @Test
-    @Timeout(300)
-    void rcCServerJavaClientAcrossHosts() throws Exception {
-        cServerJavaClient(Tool.RC, TestBed.hostA(), TestBed.hostB(), 18713, 4096, "-c");
-    }
-
-    @Test
-    @Timeout(300)
-    void rcWithEventsAndSmallMtuBothWays() throws Exception {
-        javaServerCClient(Tool.RC, TestBed.hostA(), TestBed.hostB(), 18714, 8192, "-e", "-m", "512", "-c");
-        cServerJavaClient(Tool.RC, TestBed.hostA(), TestBed.hostB(), 18715, 8192, "-e", "-m", "512", "-c");
-    }
-
-    // ---- UC and UD: both directions ----
-
-    @Test
-    @Timeout(300)
-    void ucJavaServerCClientLoopback() throws Exception {
-        javaServerCClient(Tool.UC, TestBed.loopback(), TestBed.loopback(), 18720, 1024, "-c");
-    }
-
-    @Test
-    @Timeout(300)
-    void ucCServerJavaClientLoopback() throws Exception {
-        cServerJavaClient(Tool.UC, TestBed.loopback(), TestBed.loopback(), 18721, 1024, "-c");
-    }
-
-    @Test
-    @Timeout(300)
-    void udJavaServerCClientLoopback() throws Exception {
-        javaServerCClient(Tool.UD, TestBed.loopback(), TestBed.loopback(), 18730, 1024, "-c");
-    }
-
-    @Test
-    @Timeout(300)
-    void udCServerJavaClientLoopback() throws Exception {
-        cServerJavaClient(Tool.UD, TestBed.loopback(), TestBed.loopback(), 18731, 1024, "-c");
-    }
-
-    @Test
-    @Timeout(300)
-    void udBothWaysAcrossHostsWithEvents() throws Exception {
-        javaServerCClient(Tool.UD, TestBed.hostA(), TestBed.hostB(), 18732, 512, "-e");
-        cServerJavaClient(Tool.UD, TestBed.hostA(), TestBed.hostB(), 18733, 512, "-e");
+    void javaAndCBothWays(Setup s) throws Exception {
+        TestBed.Host server = s.acrossHosts() ? TestBed.hostA() : TestBed.loopback();
+        TestBed.Host client = s.acrossHosts() ? TestBed.hostB() : TestBed.loopback();
+        pingPong(s.tool(), Side.JAVA, server, Side.C, client, s.port(), s.size(), s.options());
+        pingPong(s.tool(), Side.C, server, Side.JAVA, client, s.port() + 1, s.size(), s.options());
     }
 
     // ---- Java against Java ----
@@ -124,19 +93,7 @@ class PingPongDeviceTest {
         for (Tool tool : Tool.values()) {
             TestBed.Host a = TestBed.hostA();
             TestBed.Host b = TestBed.hostB();
-            int size = tool == Tool.UD ? 1024 : 4096;
-            List<String> common = List.of("-p", String.valueOf(port), "-n", String.valueOf(ITERS), "-s", String.valueOf(size), "-e", "-c");
-            Background server = startJava(tool, "java server", args(common, "-d", a.device(), "-g", String.valueOf(a.gidIndex())));
-            try {
-                awaitListening(port);
-                Background client = startJava(tool, "java client",
-                        args(common, "-d", b.device(), "-g", String.valueOf(b.gidIndex()), a.address()));
-                Run c = client.await();
-                Run s = server.await();
-                checkPair(tool, s, c, size);
-            } finally {
-                server.stop();
-            }
+            pingPong(tool, Side.JAVA, a, Side.JAVA, b, port, tool == Tool.UD ? 1024 : 4096, "-e", "-c");
             port++;
         }
     }
@@ -223,33 +180,36 @@ class PingPongDeviceTest {
         System.out.println("orphaned java server: " + s.err());
     }
 
-    // ---- the two arrangements ----
+    // ---- one ping-pong ----
 
-    private void javaServerCClient(Tool tool, TestBed.Host serverHost, TestBed.Host clientHost, int port, int size,
-                                   String... extra) throws Exception {
-        List<String> common = common(port, size, extra);
-        Background server = startJava(tool, "java server", args(common, "-d", serverHost.device(),
-                "-g", String.valueOf(serverHost.gidIndex())));
-        try {
-            awaitListening(port);
-            Background client = startC(tool, "C client", args(common, "-d", clientHost.device(),
-                    "-g", String.valueOf(clientHost.gidIndex()), serverHost.address()));
-            Run c = client.await();
-            Run s = server.await();
-            checkPair(tool, s, c, size);
-        } finally {
-            server.stop();
+    /** Which implementation runs a side. */
+    enum Side {
+        JAVA("java"), C("C");
+
+        final String label;
+
+        Side(String label) {
+            this.label = label;
+        }
+
+        Background start(Tool tool, String role, String[] args) throws IOException {
+            String who = label + " " + role;
+            return this == JAVA ? startJava(tool, who, args) : startC(tool, who, args);
         }
     }
 
-    private void cServerJavaClient(Tool tool, TestBed.Host serverHost, TestBed.Host clientHost, int port, int size,
-                                   String... extra) throws Exception {
+    /**
+     * One ping-pong of {@code tool}: a {@code serverSide} server on {@code serverHost}, then a
+     * {@code clientSide} client from {@code clientHost}; both must succeed and see each other.
+     */
+    private static void pingPong(Tool tool, Side serverSide, TestBed.Host serverHost, Side clientSide, TestBed.Host clientHost,
+                                 int port, int size, String... extra) throws Exception {
         List<String> common = common(port, size, extra);
-        Background server = startC(tool, "C server", args(common, "-d", serverHost.device(),
+        Background server = serverSide.start(tool, "server", args(common, "-d", serverHost.device(),
                 "-g", String.valueOf(serverHost.gidIndex())));
         try {
             awaitListening(port);
-            Background client = startJava(tool, "java client", args(common, "-d", clientHost.device(),
+            Background client = clientSide.start(tool, "client", args(common, "-d", clientHost.device(),
                     "-g", String.valueOf(clientHost.gidIndex()), serverHost.address()));
             Run c = client.await();
             Run s = server.await();

@@ -1,65 +1,53 @@
 package dev.verbs4j.tools.verbs;
 
+import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.Test;
-
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The ping-pong tools' option handling, which needs no device: usage errors exit 1 as in C. */
 class PingPongOptionsTest {
 
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private ToolRunner.Captured last;
+
+    private int run(ToolRunner.JavaTool tool, String... args) {
+        last = ToolRunner.runJava(tool, args);
+        return last.status();
+    }
 
     private int rc(String... args) {
-        out.reset();
-        err.reset();
-        return RcPingPong.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-    }
-
-    private String out() {
-        return out.toString(StandardCharsets.UTF_8);
-    }
-
-    private String err() {
-        return err.toString(StandardCharsets.UTF_8);
+        return run(RcPingPong::run, args);
     }
 
     @Test
     void usageErrorsExitOneWithTheUsageText() {
         for (String[] args : new String[][]{{"-x"}, {"a", "b"}, {"-p", "70000"}, {"-p", "-1"}, {"-m", "300"}, {"-i", "0"}, {"--nope"}, {"-s"}}) {
             assertThat(rc(args)).as(String.join(" ", args)).isEqualTo(1);
-            assertThat(out()).startsWith("Usage:\n  rc_pingpong            start a server and wait for connection\n")
+            assertThat(last.out()).startsWith("Usage:\n  rc_pingpong            start a server and wait for connection\n")
                     .contains("  -N, --new_send            use new post send WR API\n");
         }
         assertThat(rc("-x")).isEqualTo(1);
-        assertThat(err()).isEqualTo("rc_pingpong: invalid option -- 'x'\n");
+        assertThat(last.err()).isEqualTo("rc_pingpong: invalid option -- 'x'\n");
     }
 
     @Test
     void eachToolHasItsOwnOptions() {
-        PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
-        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
-        assertThat(UdPingPong.run(new String[]{"-m", "1024"}, o, e)).isEqualTo(1);
-        assertThat(out()).contains("  ud_pingpong <host>     connect to server at <host>\n")
+        assertThat(run(UdPingPong::run, "-m", "1024")).isEqualTo(1);
+        assertThat(last.out()).contains("  ud_pingpong <host>     connect to server at <host>\n")
                 .contains("  -l, --sl=<SL>          send messages with service level <SL> (default 0)\n").doesNotContain("--mtu");
-        out.reset();
-        assertThat(UcPingPong.run(new String[]{"-o"}, o, e)).isEqualTo(1);
-        assertThat(out()).contains("  -m, --mtu=<size>       path MTU (default 1024)\n").doesNotContain("--odp");
+        assertThat(run(UcPingPong::run, "-o")).isEqualTo(1);
+        assertThat(last.out()).contains("  -m, --mtu=<size>       path MTU (default 1024)\n").doesNotContain("--odp");
     }
 
     @Test
     void unsupportedOptionsAreRefusedNotIgnored() {
         assertThat(rc("-N")).isEqualTo(1);
-        assertThat(err()).contains("--new_send").contains("not supported");
+        assertThat(last.err()).contains("--new_send").contains("not supported");
         assertThat(rc("-o", "-j")).isEqualTo(1);
-        assertThat(err()).isEqualTo("DM memory region can't be on demand\n");
+        assertThat(last.err()).isEqualTo("DM memory region can't be on demand\n");
         assertThat(rc("-P")).isEqualTo(1);
-        assertThat(err()).isEqualTo("prefetch is valid only with on-demand memory region\n");
-        assertThat(out()).isEmpty();
+        assertThat(last.err()).isEqualTo("prefetch is valid only with on-demand memory region\n");
+        assertThat(last.out()).isEmpty();
     }
 
     @Test

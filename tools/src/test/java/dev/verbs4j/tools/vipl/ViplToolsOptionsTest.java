@@ -1,5 +1,6 @@
 package dev.verbs4j.tools.vipl;
 
+import dev.verbs4j.verbs.ToolRunner;
 import dev.verbs4j.vipl.VipReliabilityLevel;
 import org.junit.jupiter.api.Test;
 
@@ -13,37 +14,26 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** The VIPL tools' option handling, usage text and exit statuses, which need no device. */
 class ViplToolsOptionsTest {
 
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private ToolRunner.Captured last;
 
     private int pingpong(String... args) {
-        out.reset();
-        err.reset();
-        return ViplPingPong.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        last = ToolRunner.runJava(ViplPingPong::run, args);
+        return last.status();
     }
 
     private int bw(String... args) {
-        out.reset();
-        err.reset();
-        return ViplBw.run(args, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
-    }
-
-    private String out() {
-        return out.toString(StandardCharsets.UTF_8);
-    }
-
-    private String err() {
-        return err.toString(StandardCharsets.UTF_8);
+        last = ToolRunner.runJava(ViplBw::run, args);
+        return last.status();
     }
 
     @Test
     void helpPrintsTheUsageAndExitsZero() {
         assertThat(pingpong("--help")).isZero();
-        assertThat(out()).startsWith("Usage:\n  vipl-pingpong [OPTIONS]").contains("-w, --wait").contains("-r, --reliability=LEVEL")
+        assertThat(last.out()).startsWith("Usage:\n  vipl-pingpong [OPTIONS]").contains("-w, --wait").contains("-r, --reliability=LEVEL")
                 .contains("Exit status: 0 success, 1 a failure at run time, 2 bad options.").doesNotContain("--window");
-        assertThat(err()).isEmpty();
+        assertThat(last.err()).isEmpty();
         assertThat(bw("-h")).isZero();
-        assertThat(out()).startsWith("Usage:\n  vipl-bw [OPTIONS]").contains("-q, --window=N").contains("-V, --verify");
+        assertThat(last.out()).startsWith("Usage:\n  vipl-bw [OPTIONS]").contains("-q, --window=N").contains("-V, --verify");
     }
 
     @Test
@@ -53,23 +43,23 @@ class ViplToolsOptionsTest {
                 {"300.1.1.1"}, {"host.example"}, {"-l", "nowhere"}, {"-q", "8"}, {"--window=8"}};
         for (String[] args : cases) {
             assertThat(pingpong(args)).as(String.join(" ", args)).isEqualTo(2);
-            assertThat(err()).as(String.join(" ", args)).startsWith("vipl-pingpong: ")
+            assertThat(last.err()).as(String.join(" ", args)).startsWith("vipl-pingpong: ")
                     .endsWith("Try 'vipl-pingpong --help' for more information.\n");
-            assertThat(out()).isEmpty();
+            assertThat(last.out()).isEmpty();
         }
         for (String[] args : new String[][]{{"-q", "0"}, {"-q", "129"}, {"-q", "128", "-s", "1m"}, {"-x"}}) {
             assertThat(bw(args)).as(String.join(" ", args)).isEqualTo(2);
-            assertThat(err()).startsWith("vipl-bw: ");
+            assertThat(last.err()).startsWith("vipl-bw: ");
         }
         pingpong("-r", "best-effort");
-        assertThat(err()).contains("bad reliability level 'best-effort': unreliable, reliable-delivery or reliable-reception");
+        assertThat(last.err()).contains("bad reliability level 'best-effort': unreliable, reliable-delivery or reliable-reception");
         pingpong("-s", "0");
-        assertThat(err()).contains("bad size '0': 1 to 1048576 bytes");
+        assertThat(last.err()).contains("bad size '0': 1 to 1048576 bytes");
     }
 
     @Test
     void optionsParseShortAndLong() throws Exception {
-        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        PrintStream e = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
         ToolOptions o = ToolOptions.parse(false, new String[]{"-d", "rxe_b", "--port=7000", "-s", "1,4k,1m", "-n", "5", "-W0",
                 "--reliability", "reliable-reception", "-wc", "-t", "2.5", "198.18.0.2"}, e);
         assertThat(o.device).isEqualTo("rxe_b");
@@ -134,8 +124,8 @@ class ViplToolsOptionsTest {
     @Test
     void aMissingDeviceIsARunTimeFailure() {
         assertThat(pingpong("-d", "no_such_nic", "-t", "1", "127.0.0.1")).isEqualTo(1);
-        assertThat(err()).startsWith("vipl-pingpong: VipOpenNic: VIP_INVALID_PARAMETER").contains("no_such_nic");
+        assertThat(last.err()).startsWith("vipl-pingpong: VipOpenNic: VIP_INVALID_PARAMETER").contains("no_such_nic");
         assertThat(bw("-d", "no_such_nic", "-t", "1")).isEqualTo(1);
-        assertThat(err()).startsWith("vipl-bw: VipOpenNic: VIP_INVALID_PARAMETER");
+        assertThat(last.err()).startsWith("vipl-bw: VipOpenNic: VIP_INVALID_PARAMETER");
     }
 }
