@@ -210,6 +210,7 @@ final class PerftestResources {
             qps[i] = given;
         }
         int psn = ThreadLocalRandom.current().nextInt() & 0xffffff;
+        // the address the peer reads and writes: buf stays registered (mr) and allocated until close()
         my[i] = new Wire.Dest(device.lid(), device.ownOutReads(), qps[i].qpNum(), psn, mr.rkey(),
                 buf.address() + remoteOffset(i), device.gid().raw(), 0);
         sends[i] = new SendRequests(Math.max(1, o.postList), 1);
