@@ -19,6 +19,7 @@ import dev.verbs4j.verbs.WcStatus;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 import dev.verbs4j.verbs.internal.Libc;
+import dev.verbs4j.verbs.internal.ReadinessPoller;
 
 import java.io.InterruptedIOException;
 import java.lang.foreign.MemorySegment;
@@ -139,7 +140,7 @@ public final class RdmaConnection implements AutoCloseable {
     private boolean closing;
     private boolean released;
     private boolean pollerActive;
-    /** A caller sleeps in poll() on the connection's fds: the others leave the channels and the queue to it. */
+    /** A caller sleeps on the connection's fds (ReadinessPoller): the others leave the channels and the queue to it. */
     private boolean pollerSleeping;
     private int callers;
     private byte[] peerPrivateData = new byte[0];
@@ -772,7 +773,7 @@ public final class RdmaConnection implements AutoCloseable {
 
     /**
      * Waits until something may have changed or {@code deadline} passes (false). One caller
-     * arms the completion queue, takes what is already there, and sleeps in poll() on the
+     * arms the completion queue, takes what is already there, and sleeps (ReadinessPoller: poll, or a parked virtual thread) on the
      * completion channel, the event channel and the wake-up fd; the others wait on the condition
      * until it is done (and meanwhile do not take events or completions, see {@link #progress}).
      */
@@ -796,7 +797,7 @@ public final class RdmaConnection implements AutoCloseable {
                 pollerSleeping = true;
                 lock.unlock();
                 try {
-                    Libc.pollReadable(watch, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+                    ReadinessPoller.awaitReadable(watch, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
                 } finally {
                     lock.lock();
                     pollerSleeping = false;

@@ -11,7 +11,8 @@ import java.util.function.Supplier;
 /**
  * Sleeping until a non-blocking file descriptor (a completion channel's, a context's async event
  * descriptor, a connection manager channel's) is readable, with a timeout, and waking every
- * sleeper when its owner closes: {@code poll(2)} on the descriptor and an eventfd of its own.
+ * sleeper when its owner closes: the descriptor and an eventfd of its own, watched through {@link
+ * ReadinessPoller#awaitReadable} ({@code poll(2)} on a platform thread; a virtual thread parks).
  * Sleepers are counted, so that {@link #close} returns only once every one has left and no
  * thread polls a descriptor that is being closed. Owns the eventfd, which {@link #close} closes;
  * the watched descriptor belongs to the caller.
@@ -68,7 +69,7 @@ public final class FdWaiter {
         try {
             // a wake-up that came before the count went up is seen here; one after it is seen by poll
             if (!woken) {
-                Libc.pollReadable(pollFds, timeoutMillis);
+                ReadinessPoller.awaitReadable(pollFds, timeoutMillis);
             }
         } finally {
             lock.lock();

@@ -11,7 +11,8 @@ import java.lang.invoke.MethodHandle;
 
 /**
  * The few C library calls the verbs layer needs to wait with a timeout and to wake waiters:
- * {@code poll}, {@code eventfd}, {@code read}, {@code write}, {@code close}, {@code fcntl}.
+ * {@code poll}, {@code eventfd}, {@code read}, {@code write}, {@code close}, {@code fcntl}, and
+ * the three {@code epoll} calls of the {@link ReadinessPoller}.
  */
 public final class Libc {
 
@@ -23,6 +24,7 @@ public final class Libc {
     private static final int F_SETFL = 4;
     private static final int O_NONBLOCK = 04000;
     private static final int EINTR = 4;
+    private static final int EPOLL_CLOEXEC = 02000000;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final MethodHandle POLL = Native.downcallWithErrno(symbol("poll"),
@@ -33,6 +35,29 @@ public final class Libc {
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     private static final MethodHandle CLOSE = Native.downcallWithErrno(symbol("close"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle EPOLL_CREATE1 = Native.downcallWithErrno(symbol("epoll_create1"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+    private static final MethodHandle EPOLL_CTL = Native.downcallWithErrno(symbol("epoll_ctl"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
+                    ValueLayout.ADDRESS));
+    private static final MethodHandle EPOLL_WAIT = Native.downcallWithErrno(symbol("epoll_wait"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_INT));
+    /**
+     * {@code struct epoll_event}: {@code uint32_t events; epoll_data_t data;}, packed on x86-64
+     * (12 bytes, data at offset 4), naturally aligned elsewhere (16 bytes, data at 8).
+     */
+    public static final long EPOLL_EVENT_SIZE;
+    /** Offset of {@code data} in {@code struct epoll_event}. */
+    public static final long EPOLL_DATA_OFFSET;
+
+    static {
+        String arch = System.getProperty("os.arch");
+        boolean packed = "amd64".equals(arch) || "x86_64".equals(arch);
+        EPOLL_EVENT_SIZE = packed ? 12 : 16;
+        EPOLL_DATA_OFFSET = packed ? 4 : 8;
+    }
+
     private static final MethodHandle FCNTL = Native.downcallWithErrno(symbol("fcntl"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
 
@@ -134,4 +159,54 @@ public final class Libc {
         }
     }
 
+    /** A new close-on-exec epoll instance. */
+    public static int epollCreate() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            int fd = (int) EPOLL_CREATE1.invokeExact(capture, EPOLL_CLOEXEC);
+            if (fd < 0) {
+                throw new VerbsException("epoll_create1", Native.errno(capture), null);
+            }
+            return fd;
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+    }
+
+    /**
+     * {@code epoll_ctl(epfd, op, fd, {events, data})}; returns 0, or the errno of a failure (the
+     * caller decides which failures are errors).
+     */
+    public static int epollCtl(int epfd, int op, int fd, int events, long data) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment event = arena.allocate(EPOLL_EVENT_SIZE, 8);
+            event.set(ValueLayout.JAVA_INT, 0, events);
+            event.set(ValueLayout.JAVA_LONG_UNALIGNED, EPOLL_DATA_OFFSET, data);
+            MemorySegment capture = Native.captureSegment(arena);
+            int rc = (int) EPOLL_CTL.invokeExact(capture, epfd, op, fd, event);
+            return rc == 0 ? 0 : Native.errno(capture);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+    }
+
+    /**
+     * {@code epoll_wait} into {@code events} (room for {@code max} events) for up to {@code
+     * timeoutMillis} (-1: no limit); returns the number of events, 0 on timeout or EINTR.
+     */
+    public static int epollWait(int epfd, MemorySegment events, int max, int timeoutMillis, MemorySegment capture) {
+        try {
+            int n = (int) EPOLL_WAIT.invokeExact(capture, epfd, events, max, timeoutMillis);
+            if (n < 0) {
+                int errno = Native.errno(capture);
+                if (errno == EINTR) {
+                    return 0;
+                }
+                throw new VerbsException("epoll_wait", errno, null);
+            }
+            return n;
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+    }
 }
