@@ -89,18 +89,30 @@ static double harness_t999(int df)
  *   RESULT <name> <mean ns/op> <error> <iterations>
  * that bin/bench reads.
  */
+__attribute__((unused))
+static void harness_run_per(const char *name, const struct harness_options *o, void (*batch)(void *, uint64_t), void *state,
+                            int per);
+
+__attribute__((unused))
 static void harness_run(const char *name, const struct harness_options *o, void (*batch)(void *, uint64_t), void *state)
+{
+    harness_run_per(name, o, batch, state, 1);
+}
+
+/* The same where one operation of `batch` is `per` messages: the scores are per message. */
+static void harness_run_per(const char *name, const struct harness_options *o, void (*batch)(void *, uint64_t), void *state,
+                            int per)
 {
     double *score = calloc(o->iterations, sizeof *score);
     printf("# C twin: %s\n# Warmup: %d iterations, %g s each\n# Measurement: %d iterations, %g s each\n",
            name, o->warmup_iterations, o->warmup_seconds, o->iterations, o->seconds);
     for (int i = 0; i < o->warmup_iterations; i++) {
-        printf("# Warmup Iteration %3d: %.3f ns/op\n", i + 1, harness_iteration(batch, state, o->warmup_seconds));
+        printf("# Warmup Iteration %3d: %.3f ns/op\n", i + 1, harness_iteration(batch, state, o->warmup_seconds) / per);
         fflush(stdout);
     }
     double sum = 0;
     for (int i = 0; i < o->iterations; i++) {
-        score[i] = harness_iteration(batch, state, o->seconds);
+        score[i] = harness_iteration(batch, state, o->seconds) / per;
         sum += score[i];
         printf("Iteration %3d: %.3f ns/op\n", i + 1, score[i]);
         fflush(stdout);

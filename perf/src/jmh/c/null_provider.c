@@ -20,6 +20,8 @@ static struct {
     struct np_objects objects;
     struct ibv_send_wr send_wr;
     struct ibv_sge sge;
+    struct ibv_send_wr send_wrs[NP_MAX_BATCH];
+    struct ibv_recv_wr recv_wrs[NP_MAX_BATCH];
     struct np_pending ring[NP_DEPTH];
     uint64_t head, tail; /* posted into ring[tail % NP_DEPTH], polled from ring[head % NP_DEPTH] */
     uint64_t posted, polled, received;
@@ -155,7 +157,14 @@ struct np_objects *np_open(void)
 
     np.sge = (struct ibv_sge) { .addr = (uintptr_t) np.buffer, .length = 64, .lkey = NP_LKEY };
     np.send_wr = (struct ibv_send_wr) { .sg_list = &np.sge, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
-    np.objects = (struct np_objects) { ctx, &np.pd, &np.cq, &np.qp, &np.mr, ctx->ops.post_send, ctx->ops.poll_cq, &np.send_wr };
+    for (int i = 0; i < NP_MAX_BATCH; i++) {
+        np.send_wrs[i] = np.send_wr;
+        np.send_wrs[i].next = i + 1 < NP_MAX_BATCH ? &np.send_wrs[i + 1] : NULL;
+        np.recv_wrs[i] = (struct ibv_recv_wr) { .sg_list = &np.sge, .num_sge = 1,
+                                                .next = i + 1 < NP_MAX_BATCH ? &np.recv_wrs[i + 1] : NULL };
+    }
+    np.objects = (struct np_objects) { ctx, &np.pd, &np.cq, &np.qp, &np.mr, ctx->ops.post_send, ctx->ops.poll_cq, &np.send_wr,
+                                       np.send_wrs, np.recv_wrs, ctx->ops.post_recv };
     np.opened = 1;
     return &np.objects;
 }
@@ -173,6 +182,16 @@ uint64_t np_polled(void)
 uint64_t np_received(void)
 {
     return np.received;
+}
+
+size_t np_send_wr_size(void)
+{
+    return sizeof(struct ibv_send_wr);
+}
+
+size_t np_recv_wr_size(void)
+{
+    return sizeof(struct ibv_recv_wr);
 }
 
 void np_reset(void)

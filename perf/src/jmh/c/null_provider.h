@@ -16,6 +16,7 @@
 #ifndef VERBS4J_NULL_PROVIDER_H
 #define VERBS4J_NULL_PROVIDER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
@@ -24,6 +25,7 @@
 #define NP_QP_NUM 0x11
 #define NP_LKEY 0x1234
 #define NP_RKEY 0x5678
+#define NP_MAX_BATCH 32
 
 /*
  * The fake objects; Java reads these pointers in this order. The last three serve a baseline
@@ -39,6 +41,11 @@ struct np_objects {
     int (*post_send)(struct ibv_qp *, struct ibv_send_wr *, struct ibv_send_wr **);
     int (*poll_cq)(struct ibv_cq *, int, struct ibv_wc *);
     struct ibv_send_wr *send_wr;
+    /* NP_MAX_BATCH signaled SENDs of 64 bytes and NP_MAX_BATCH receives of 64 bytes, each linked
+     * to the next, for the batch baselines (cut after n by the caller) */
+    struct ibv_send_wr *send_wrs;
+    struct ibv_recv_wr *recv_wrs;
+    int (*post_recv)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **);
 };
 
 /* Makes the objects on the first call (an RC QP in RTS, its send and receive CQ the same). */
@@ -48,6 +55,10 @@ struct np_objects *np_open(void);
 uint64_t np_posted(void);
 uint64_t np_polled(void);
 uint64_t np_received(void);
+
+/* sizeof(struct ibv_send_wr), sizeof(struct ibv_recv_wr): the strides of the batch baselines' arrays. */
+size_t np_send_wr_size(void);
+size_t np_recv_wr_size(void);
 
 /* Drops pending completions and zeroes the counters. */
 void np_reset(void);

@@ -41,13 +41,18 @@ public final class NullProvider implements AutoCloseable {
     public static final String LIBRARY_ENV = "VERBS4J_NULLPROVIDER";
     /** {@code NP_DEPTH}: completions the fake queue pair holds. */
     public static final int DEPTH = 1024;
+    /** {@code NP_MAX_BATCH}: the linked requests of the batch baselines. */
+    public static final int MAX_BATCH = 32;
     /** {@code NP_QP_NUM}, {@code NP_LKEY}: what the fake objects report. */
     public static final int QP_NUM = 0x11;
     public static final int LKEY = 0x1234;
 
     private final MethodHandle posted;
     private final MethodHandle polled;
+    private final MethodHandle received;
     private final MethodHandle reset;
+    private final long sendWrSize;
+    private final long recvWrSize;
 
     private final Context context;
     private final ProtectionDomain pd;
@@ -63,10 +68,18 @@ public final class NullProvider implements AutoCloseable {
         FunctionDescriptor counter = FunctionDescriptor.of(ValueLayout.JAVA_LONG);
         this.posted = linker.downcallHandle(symbol(lookup, "np_posted"), counter);
         this.polled = linker.downcallHandle(symbol(lookup, "np_polled"), counter);
+        this.received = linker.downcallHandle(symbol(lookup, "np_received"), counter);
         this.reset = linker.downcallHandle(symbol(lookup, "np_reset"), FunctionDescriptor.ofVoid());
+        FunctionDescriptor size = FunctionDescriptor.of(ValueLayout.JAVA_LONG);
+        try {
+            this.sendWrSize = (long) linker.downcallHandle(symbol(lookup, "np_send_wr_size"), size).invokeExact();
+            this.recvWrSize = (long) linker.downcallHandle(symbol(lookup, "np_recv_wr_size"), size).invokeExact();
+        } catch (Throwable t) {
+            throw new IllegalStateException("np_send_wr_size/np_recv_wr_size failed", t);
+        }
         MemorySegment objects;
         try {
-            objects = ((MemorySegment) open.invokeExact()).reinterpret(8 * ValueLayout.ADDRESS.byteSize());
+            objects = ((MemorySegment) open.invokeExact()).reinterpret(11 * ValueLayout.ADDRESS.byteSize());
         } catch (Throwable t) {
             throw new IllegalStateException("np_open failed", t);
         }
@@ -183,10 +196,28 @@ public final class NullProvider implements AutoCloseable {
     /**
      * The native objects by their index in {@code struct np_objects}, for a baseline without the
      * verbs layer: 2 the {@code ibv_cq}, 3 the {@code ibv_qp}, 5 the post_send function, 6 the
-     * poll_cq function, 7 a signaled SEND work request ({@code wr_id} at offset 0) of 64 bytes.
+     * poll_cq function, 7 a signaled SEND work request ({@code wr_id} at offset 0) of 64 bytes,
+     * 8 {@value #MAX_BATCH} such requests linked in an array ({@link #sendWrSize()} apart), 9
+     * {@value #MAX_BATCH} linked receive requests ({@link #recvWrSize()} apart), 10 the post_recv
+     * function.
      */
     public MemorySegment nativeObject(int index) {
         return pointer(objects, index);
+    }
+
+    /** {@code sizeof(struct ibv_send_wr)}: the stride of {@link #nativeObject nativeObject(8)}. */
+    public long sendWrSize() {
+        return sendWrSize;
+    }
+
+    /** {@code sizeof(struct ibv_recv_wr)}: the stride of {@link #nativeObject nativeObject(9)}. */
+    public long recvWrSize() {
+        return recvWrSize;
+    }
+
+    /** Receives the provider's post_recv accepted since the last {@link #resetCounters()}. */
+    public long received() {
+        return counter(received);
     }
 
     /** Work requests the provider's post_send accepted since the last {@link #resetCounters()}. */

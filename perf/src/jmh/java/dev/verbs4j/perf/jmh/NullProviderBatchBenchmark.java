@@ -1,0 +1,316 @@
+package dev.verbs4j.perf.jmh;
+
+import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.Opcode;
+import dev.verbs4j.verbs.QueuePair;
+import dev.verbs4j.verbs.ReceiveRequests;
+import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.SendRequests;
+import dev.verbs4j.verbs.WorkCompletion;
+import dev.verbs4j.verbs.WorkCompletions;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The binding's cost <em>per message</em> when work requests are posted in lists and completions
+ * polled in batches, as high-rate programs do: {@code n} signaled SENDs linked in one {@link
+ * QueuePair#postSend} and their completions taken by {@link CompletionQueue#poll} into {@code n}
+ * entries at a time (n = 1, 8, 32; the score is per message), and {@code n} receives posted in one
+ * {@link QueuePair#postReceive}. Each on the {@link NullProvider}, through verbs4j's shared and
+ * confined descriptors and, as the floor, bare FFM downcalls on the provider's own linked
+ * requests. {@code null_batch_bench.c} runs the same loops in C.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 5, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
+public class NullProviderBatchBenchmark {
+
+    private static final int MAX = NullProvider.MAX_BATCH;
+    private static final MethodHandle POST = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS),
+            Linker.Option.critical(false));
+    private static final MethodHandle POLL_CQ = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
+            Linker.Option.critical(false));
+    /** {@code struct ibv_wc}: 48 bytes, {@code wr_id} at 0, {@code status} at 8; {@code next} of a work request at 8. */
+    private static final long WC_SIZE = 48;
+    private static final long WC_STATUS = 8;
+    private static final long WR_NEXT = 8;
+
+    private NullProvider provider;
+    private QueuePair qp;
+    private CompletionQueue cq;
+    private SendRequests sends;
+    private SendRequests confinedSends;
+    private ReceiveRequests receives;
+    private ReceiveRequests confinedReceives;
+    private final WorkCompletions[] wcs = new WorkCompletions[MAX + 1];
+    private final WorkCompletions[] confinedWcs = new WorkCompletions[MAX + 1];
+    private long id;
+
+    private Arena arena;
+    private MemorySegment rawQp;
+    private MemorySegment rawCq;
+    private MemorySegment rawPostSend;
+    private MemorySegment rawPostRecv;
+    private MemorySegment rawPollCq;
+    private MemorySegment rawSendWrs;
+    private MemorySegment rawRecvWrs;
+    private long sendWrSize;
+    private long recvWrSize;
+    private MemorySegment rawBadWr;
+    private MemorySegment rawWc;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        provider = NullProvider.open();
+        qp = provider.queuePair();
+        cq = provider.completionQueue();
+        sends = new SendRequests(MAX, 1);
+        confinedSends = SendRequests.confined(MAX, 1);
+        receives = new ReceiveRequests(MAX, 1);
+        confinedReceives = ReceiveRequests.confined(MAX, 1);
+        for (int i = 0; i < MAX; i++) {
+            sends.reset(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
+            confinedSends.reset(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
+            receives.reset(i).sge(provider.memoryRegion(), 0, 64);
+            confinedReceives.reset(i).sge(provider.memoryRegion(), 0, 64);
+        }
+        for (int n : new int[]{1, 8, 32}) {
+            wcs[n] = new WorkCompletions(n);
+            confinedWcs[n] = WorkCompletions.confined(n);
+        }
+        arena = Arena.ofConfined();
+        rawCq = provider.nativeObject(2);
+        rawQp = provider.nativeObject(3);
+        rawPostSend = provider.nativeObject(5);
+        rawPollCq = provider.nativeObject(6);
+        sendWrSize = provider.sendWrSize();
+        recvWrSize = provider.recvWrSize();
+        rawSendWrs = provider.nativeObject(8).reinterpret(sendWrSize * MAX);
+        rawRecvWrs = provider.nativeObject(9).reinterpret(recvWrSize * MAX);
+        rawPostRecv = provider.nativeObject(10);
+        rawBadWr = arena.allocate(ValueLayout.ADDRESS);
+        rawWc = arena.allocate(WC_SIZE * MAX, 8);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        long posted = provider.posted();
+        long polled = provider.polled();
+        sends.close();
+        confinedSends.close();
+        receives.close();
+        confinedReceives.close();
+        for (int n : new int[]{1, 8, 32}) {
+            wcs[n].close();
+            confinedWcs[n].close();
+        }
+        provider.close();
+        arena.close();
+        if (posted != id || polled != id) {
+            throw new IllegalStateException("the provider counted " + posted + " posted and " + polled
+                    + " polled, the benchmark " + id);
+        }
+    }
+
+    // ---- sends: n per post, n completions per poll; per message
+
+    @Benchmark
+    public long send1() {
+        return send(sends, wcs[1], 1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(8)
+    public long send8() {
+        return send(sends, wcs[8], 8);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(32)
+    public long send32() {
+        return send(sends, wcs[32], 32);
+    }
+
+    @Benchmark
+    public long sendConfined1() {
+        return send(confinedSends, confinedWcs[1], 1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(8)
+    public long sendConfined8() {
+        return send(confinedSends, confinedWcs[8], 8);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(32)
+    public long sendConfined32() {
+        return send(confinedSends, confinedWcs[32], 32);
+    }
+
+    @Benchmark
+    public long sendRaw1() throws Throwable {
+        return sendRaw(1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(8)
+    public long sendRaw8() throws Throwable {
+        return sendRaw(8);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(32)
+    public long sendRaw32() throws Throwable {
+        return sendRaw(32);
+    }
+
+    // ---- receives: n per post; per receive
+
+    @Benchmark
+    public void receive1() {
+        qp.postReceive(receives, 1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(8)
+    public void receive8() {
+        qp.postReceive(receives, 8);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(32)
+    public void receive32() {
+        qp.postReceive(receives, 32);
+    }
+
+    @Benchmark
+    public void receiveConfined1() {
+        qp.postReceive(confinedReceives, 1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(8)
+    public void receiveConfined8() {
+        qp.postReceive(confinedReceives, 8);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(32)
+    public void receiveConfined32() {
+        qp.postReceive(confinedReceives, 32);
+    }
+
+    @Benchmark
+    public void receiveRaw1() throws Throwable {
+        receiveRaw(1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(8)
+    public void receiveRaw8() throws Throwable {
+        receiveRaw(8);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(32)
+    public void receiveRaw32() throws Throwable {
+        receiveRaw(32);
+    }
+
+    /** Gives the first {@code n} requests the next ids, posts them as one list, polls {@code n} at a time and checks each. */
+    private long send(SendRequests list, WorkCompletions completions, int n) {
+        long first = id + 1;
+        for (int i = 0; i < n; i++) {
+            list.get(i).wrId(++id);
+        }
+        qp.postSend(list, n);
+        int got = 0;
+        while (got < n) {
+            int k = cq.poll(completions);
+            if (k == 0) {
+                throw new IllegalStateException("no completion for wr_id " + (first + got));
+            }
+            for (int j = 0; j < k; j++) {
+                WorkCompletion wc = completions.get(j);
+                if (!wc.isSuccess() || wc.wrId() != first + got + j) {
+                    throw new IllegalStateException("bad completion " + wc + " for wr_id " + (first + got + j));
+                }
+            }
+            got += k;
+        }
+        return id;
+    }
+
+    /** The same with bare downcalls on the provider's linked requests, cut after {@code n}. */
+    private long sendRaw(int n) throws Throwable {
+        long first = id + 1;
+        for (int i = 0; i < n; i++) {
+            rawSendWrs.set(ValueLayout.JAVA_LONG, i * sendWrSize, ++id);
+        }
+        long lastNext = (n - 1) * sendWrSize + WR_NEXT;
+        if (n < MAX) {
+            rawSendWrs.set(ValueLayout.JAVA_LONG, lastNext, 0L);
+        }
+        int rc = (int) POST.invokeExact(rawPostSend, rawQp, rawSendWrs, rawBadWr);
+        if (n < MAX) {
+            rawSendWrs.set(ValueLayout.JAVA_LONG, lastNext, rawSendWrs.address() + n * sendWrSize);
+        }
+        if (rc != 0) {
+            throw new IllegalStateException("post_send returned " + rc);
+        }
+        int got = 0;
+        while (got < n) {
+            int k = (int) POLL_CQ.invokeExact(rawPollCq, rawCq, n, rawWc);
+            if (k <= 0) {
+                throw new IllegalStateException("no completion for wr_id " + (first + got));
+            }
+            for (int j = 0; j < k; j++) {
+                if (rawWc.get(ValueLayout.JAVA_INT, j * WC_SIZE + WC_STATUS) != 0
+                        || rawWc.get(ValueLayout.JAVA_LONG, j * WC_SIZE) != first + got + j) {
+                    throw new IllegalStateException("bad completion for wr_id " + (first + got + j));
+                }
+            }
+            got += k;
+        }
+        return id;
+    }
+
+    private void receiveRaw(int n) throws Throwable {
+        long lastNext = (n - 1) * recvWrSize + WR_NEXT;
+        if (n < MAX) {
+            rawRecvWrs.set(ValueLayout.JAVA_LONG, lastNext, 0L);
+        }
+        int rc = (int) POST.invokeExact(rawPostRecv, rawQp, rawRecvWrs, rawBadWr);
+        if (n < MAX) {
+            rawRecvWrs.set(ValueLayout.JAVA_LONG, lastNext, rawRecvWrs.address() + n * recvWrSize);
+        }
+        if (rc != 0) {
+            throw new IllegalStateException("post_recv returned " + rc);
+        }
+    }
+}
