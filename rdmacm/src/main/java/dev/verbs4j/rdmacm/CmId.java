@@ -818,7 +818,7 @@ public final class CmId extends NativeResource {
                 Factory factory = new Factory(VerbsAccess.bridge().handle(pd));
                 QueuePair qp;
                 try {
-                    qp = VerbsAccess.bridge().createQueuePair(pd, init, factory);
+                    qp = VerbsAccess.bridge().createQueuePair(pd, init, factory, this);
                 } catch (RuntimeException e) {
                     // created, but its QueuePair failed after: nobody can close it, so it goes now
                     destroyQueuePair(factory);

@@ -116,6 +116,22 @@ public final class CompletionQueue extends NativeResource {
     }
 
     /**
+     * Confines this queue's data path to the calling thread: its {@link #poll} and {@link
+     * #requestNotify} from this thread take no atomic operation (with {@link
+     * WorkCompletions#confined}, none at all), and in exchange only this thread may close the queue
+     * or anything whose close would close it (its channel, its context): such a close from another
+     * thread is an {@link IllegalStateException}, before anything is closed, until this thread has
+     * closed the queue (or has terminated). Other threads may still poll (counted, as before).
+     *
+     * @return this queue
+     * @throws IllegalStateException when closed, or confined to another thread already
+     */
+    public CompletionQueue confine() {
+        confineToCurrentThread();
+        return this;
+    }
+
+    /**
      * Polls up to {@code completions.capacity()} completions into {@code completions} and returns
      * how many arrived (0 when none). Does not allocate.
      *
@@ -123,7 +139,7 @@ public final class CompletionQueue extends NativeResource {
      */
     public int poll(WorkCompletions completions) {
         int n;
-        enterCall();
+        boolean counted = enterDataPath();
         try {
             if (poller != null) {
                 poller.checkNoPass();
@@ -132,7 +148,7 @@ public final class CompletionQueue extends NativeResource {
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
-            exitCall();
+            exitDataPath(counted);
         }
         if (n < 0) {
             throw new VerbsException("ibv_poll_cq", Math.abs(n), context.name());
@@ -147,13 +163,13 @@ public final class CompletionQueue extends NativeResource {
      */
     public void requestNotify(boolean solicitedOnly) {
         int rc;
-        enterCall();
+        boolean counted = enterDataPath();
         try {
             rc = (int) REQ_NOTIFY_CQ.invokeExact(notifyOp, cq, solicitedOnly ? 1 : 0);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
-            exitCall();
+            exitDataPath(counted);
         }
         if (rc != 0) {
             throw new VerbsException("ibv_req_notify_cq", Math.abs(rc), context.name());

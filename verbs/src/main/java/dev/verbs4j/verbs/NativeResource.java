@@ -6,8 +6,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.LockSupport;
@@ -24,6 +26,12 @@ import java.util.concurrent.locks.LockSupport;
  * a call and a close never touches freed native memory. The objects a call uses besides its own
  * (the protection domain a region is registered in, the address handle a send names) are held
  * the same way while the provider reads them. See the package documentation for the whole model.
+ *
+ * <p>A queue pair or completion queue may be <em>confined</em> to one thread ({@link
+ * #confineToCurrentThread}): that thread's data-path calls then skip the count (no atomic
+ * operation per call), and in exchange no other thread may close it or anything whose close would
+ * close it (refused before anything is closed), as a confined {@code Arena} is closed by its owner
+ * only. Other threads' calls stay counted and safe.
  */
 public abstract class NativeResource implements AutoCloseable {
 
@@ -51,6 +59,14 @@ public abstract class NativeResource implements AutoCloseable {
     private Thread closer;
     private final CountDownLatch closedLatch = new CountDownLatch(1);
     private final Use use = new Use();
+    /** The thread whose data-path calls skip the count ({@link #confineToCurrentThread}), or null. */
+    private volatile Thread confinedTo;
+    /** The objects whose close would close this confined object, registered with at confinement. */
+    private List<NativeResource> confinedUnder = List.of();
+    /** Objects that close this one without owning it in the tree (a connection id its queue pair). */
+    private volatile List<NativeResource> alsoClosedBy = List.of();
+    /** Owners of open confined objects that this object's close would close, with counts; guarded by this. */
+    private Map<Thread, Integer> confinedBelow;
 
     /**
      * A new object under {@code parent} (null for a root such as a Context). The subclass creates
@@ -154,6 +170,150 @@ public abstract class NativeResource implements AutoCloseable {
     }
 
     /**
+     * Starts a data-path call: {@link #enterCall()}, unless the calling thread is the one this
+     * object is confined to, which only checks that it is open (nobody else can close it). Returns
+     * whether the call was counted, for {@link #exitDataPath}.
+     */
+    final boolean enterDataPath() {
+        if (confinedTo == Thread.currentThread()) {
+            if (closed) {
+                throw new IllegalStateException(describe() + " is closed");
+            }
+            return false;
+        }
+        enterCall();
+        return true;
+    }
+
+    /** Ends what {@link #enterDataPath()} started. */
+    final void exitDataPath(boolean counted) {
+        if (counted) {
+            CALLS.getAndAdd(this, -1);
+        }
+    }
+
+    /**
+     * Confines this object's data path to the calling thread (see the class documentation):
+     * registers the thread with every object whose close would close this one, each of which then
+     * refuses a close from another thread while this object is open. Idempotent on that thread.
+     *
+     * @throws IllegalStateException when this object or one of those is closed, or when this object
+     *                               is confined to another thread already
+     */
+    final void confineToCurrentThread() {
+        Thread me = Thread.currentThread();
+        synchronized (this) {
+            ensureOpen();
+            if (confinedTo == me) {
+                return;
+            }
+            if (confinedTo != null) {
+                throw new IllegalStateException(describe() + " is confined to " + confinedTo + " already");
+            }
+        }
+        List<NativeResource> above = closersOf();
+        List<NativeResource> registered = new ArrayList<>(above.size());
+        try {
+            for (NativeResource a : above) {
+                a.addConfined(me);
+                registered.add(a);
+            }
+            synchronized (this) {
+                ensureOpen();
+                if (confinedTo != null) {
+                    throw new IllegalStateException(describe() + " is confined to " + confinedTo + " already");
+                }
+                confinedUnder = above;
+                confinedTo = me;
+            }
+        } catch (IllegalStateException e) {
+            for (NativeResource a : registered) {
+                a.removeConfined(me);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Declares that {@code closer} closes this object when it closes itself, outside the tree of
+     * parents and dependencies (a connection id its queue pair), so that confining this object
+     * protects it from {@code closer}'s close as well.
+     */
+    final void alsoClosedBy(NativeResource closer) {
+        List<NativeResource> list = new ArrayList<>(alsoClosedBy);
+        list.add(closer);
+        alsoClosedBy = List.copyOf(list);
+    }
+
+    /** Whether this object is confined to the calling thread. */
+    final boolean isConfinedToCurrentThread() {
+        return confinedTo == Thread.currentThread();
+    }
+
+    /**
+     * Every object whose close closes this one (its owners, theirs, and so on), each after those
+     * that would close it: registering in this order, a close that races the registration is
+     * either refused or makes the registration fail before anything below it was registered.
+     */
+    private List<NativeResource> closersOf() {
+        List<NativeResource> ordered = new ArrayList<>();
+        addOwnersFirst(this, ordered);
+        ordered.remove(this);
+        return ordered;
+    }
+
+    private static void addOwnersFirst(NativeResource r, List<NativeResource> ordered) {
+        if (ordered.contains(r)) {
+            return;
+        }
+        List<NativeResource> next;
+        synchronized (r.owners) {
+            next = new ArrayList<>(r.owners);
+        }
+        next.addAll(r.alsoClosedBy);
+        for (NativeResource o : next) {
+            addOwnersFirst(o, ordered);
+        }
+        ordered.add(r);
+    }
+
+    private synchronized void addConfined(Thread owner) {
+        ensureOpen();
+        if (confinedBelow == null) {
+            confinedBelow = new HashMap<>();
+        }
+        confinedBelow.merge(owner, 1, Integer::sum);
+    }
+
+    private synchronized void removeConfined(Thread owner) {
+        if (confinedBelow != null && confinedBelow.merge(owner, -1, Integer::sum) == 0) {
+            confinedBelow.remove(owner);
+        }
+    }
+
+    /**
+     * Refuses a close by a thread other than the one this object, or an open confined object it
+     * would close, is confined to (a terminated owner cannot be in a call and does not count);
+     * under this object's lock.
+     */
+    private void refuseForeignClose() {
+        Thread me = Thread.currentThread();
+        Thread owner = confinedTo;
+        if (owner != null && owner != me && owner.isAlive()) {
+            throw new IllegalStateException(describe() + " is confined to " + owner
+                    + ": only that thread may close it");
+        }
+        if (confinedBelow != null) {
+            for (Thread t : confinedBelow.keySet()) {
+                if (t != me && t.isAlive()) {
+                    throw new IllegalStateException(describe() + " would close an object confined to " + t
+                            + ": close that object on its thread first");
+                }
+            }
+        }
+    }
+
+    /**
      * Holds the native object for a control-path call: until the returned {@link Use} is closed,
      * {@link #close()} waits; use it as {@code try (Use u = use()) { ... }}. Allocates nothing.
      *
@@ -218,6 +378,7 @@ public abstract class NativeResource implements AutoCloseable {
         synchronized (this) {
             other = closed ? closer : null;
             if (!closed) {
+                refuseForeignClose();
                 closed = true;
                 closer = Thread.currentThread();
             }
@@ -294,6 +455,12 @@ public abstract class NativeResource implements AutoCloseable {
             for (NativeResource owner : from) {
                 owner.forget(this);
             }
+            Thread confined = confinedTo;
+            if (confined != null) {
+                for (NativeResource a : confinedUnder) {
+                    a.removeConfined(confined);
+                }
+            }
         }
         if (failure != null) {
             throw failure;
@@ -323,8 +490,11 @@ public abstract class NativeResource implements AutoCloseable {
         }
 
         @Override
-        public QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init, VerbsAccess.QueuePairFactory factory) {
-            return new QueuePair(pd, init, factory);
+        public QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init, VerbsAccess.QueuePairFactory factory,
+                                         NativeResource closer) {
+            QueuePair qp = new QueuePair(pd, init, factory);
+            qp.alsoClosedBy(closer);
+            return qp;
         }
 
     }

@@ -460,6 +460,23 @@ public final class QueuePair extends NativeResource {
     }
 
     /**
+     * Confines this queue pair's data path to the calling thread: its {@link #postSend} and {@link
+     * #postReceive} from this thread take no atomic operation (with confined batches, {@link
+     * SendRequests#confined}, none at all), and in exchange only this thread may close the queue
+     * pair or anything whose close would close it (its protection domain, completion queues,
+     * shared receive queue, context): such a close from another thread is an {@link
+     * IllegalStateException}, before anything is closed, until this thread has closed the queue
+     * pair (or has terminated). Other threads may still post (counted, as before).
+     *
+     * @return this queue pair
+     * @throws IllegalStateException when closed, or confined to another thread already
+     */
+    public QueuePair confine() {
+        confineToCurrentThread();
+        return this;
+    }
+
+    /**
      * Posts the first {@code count} requests of {@code batch} as one chain ({@code ibv_post_send()}).
      * Allocates nothing.
      *
@@ -467,14 +484,14 @@ public final class QueuePair extends NativeResource {
      */
     public void postSend(SendRequests batch, int count) {
         int rc;
-        enterCall();
+        boolean counted = enterDataPath();
         try {
             if (extended != null) {
                 extended.checkNoBatch();
             }
             rc = batch.post(this, POST_SEND, postSendOp, qp, count);
         } finally {
-            exitCall();
+            exitDataPath(counted);
         }
         if (rc != 0) {
             throw postSendFailure(rc, batch, count);
@@ -485,11 +502,11 @@ public final class QueuePair extends NativeResource {
     /** Posts the first {@code count} receive requests of {@code batch} ({@code ibv_post_recv()}). */
     public void postReceive(ReceiveRequests batch, int count) {
         int rc;
-        enterCall();
+        boolean counted = enterDataPath();
         try {
             rc = batch.post(POST_RECV, postRecvOp, qp, count);
         } finally {
-            exitCall();
+            exitDataPath(counted);
         }
         if (rc != 0) {
             throw new VerbsException("ibv_post_recv", Math.abs(rc), "receive request " + batch.chain().badIndex() + " of "

@@ -36,6 +36,18 @@
  *       posted by one thread at a time (a concurrent post of the same batch is refused); an
  *       extended send batch ({@link dev.verbs4j.verbs.ExtendedQueuePair}) and an extended polling
  *       pass ({@link dev.verbs4j.verbs.ExtendedPoller}) belong to the thread that started them.</li>
+ *   <li><b>Confinement, the fast path.</b> Counting the calls in progress costs atomic operations
+ *       on every post and poll. A thread that owns a queue pair's or completion queue's data path
+ *       confines it ({@link dev.verbs4j.verbs.QueuePair#confine()}, {@link
+ *       dev.verbs4j.verbs.CompletionQueue#confine()}) and uses confined batches ({@link
+ *       dev.verbs4j.verbs.SendRequests#confined}, {@link dev.verbs4j.verbs.WorkCompletions#confined}):
+ *       its posts and polls then take no atomic operation at all. In exchange, as for a confined
+ *       {@code Arena}, only that thread may close the object, or anything whose close would close
+ *       it (its domain, queues, channel, context, connection id): a close from another thread is
+ *       an {@link java.lang.IllegalStateException} before anything is closed, until the owner has
+ *       closed the object or has terminated. Other threads may still use it, counted as before.
+ *       Choose confinement for a data path with one thread per queue (a poller loop, a benchmark,
+ *       perftest); keep the default where several threads share a queue pair or close it.</li>
  * </ol>
  */
 package dev.verbs4j.verbs;

@@ -70,4 +70,87 @@ class NativeResourceTest {
         assertThat(log).containsExactly("b", "a", "ctx");
         assertThat(root.isClosed()).isTrue();
     }
+
+    /** Runs {@code body} on a new thread and returns what it threw, or null. */
+    private static Throwable onOtherThread(Runnable body) throws InterruptedException {
+        Throwable[] thrown = new Throwable[1];
+        Thread t = new Thread(() -> {
+            try {
+                body.run();
+            } catch (Throwable e) {
+                thrown[0] = e;
+            }
+        });
+        t.start();
+        t.join();
+        return thrown[0];
+    }
+
+    @Test
+    void aConfinedObjectAndEverythingThatWouldCloseItAreClosedByItsThreadOnly() throws Exception {
+        List<String> log = new ArrayList<>();
+        Node ctx = new Node(null, "ctx", log, false);
+        Node pd = new Node(ctx, "pd", log, false);
+        Node cq = new Node(ctx, "cq", log, false);
+        Node qp = new Node(pd, "qp", log, false);
+        qp.dependOn(cq);
+        Node other = new Node(ctx, "mr", log, false);
+        qp.confineToCurrentThread();
+        qp.confineToCurrentThread(); // idempotent on its thread
+        assertThat(qp.isConfinedToCurrentThread()).isTrue();
+
+        for (Node n : List.of(qp, pd, cq, ctx)) {
+            assertThat(onOtherThread(n::close)).as("close of %s from another thread", n.name)
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("confined to");
+            assertThat(n.isClosed()).isFalse();
+        }
+        assertThat(log).isEmpty();
+        assertThat(onOtherThread(qp::confineToCurrentThread)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("already");
+        // another thread's data path stays counted, and what the confined object does not need closes
+        assertThat(onOtherThread(() -> qp.exitDataPath(qp.enterDataPath()))).isNull();
+        assertThat(onOtherThread(other::close)).isNull();
+
+        qp.close();
+        assertThat(onOtherThread(ctx::close)).isNull();
+        assertThat(log).containsExactly("mr", "qp", "cq", "pd", "ctx");
+        assertThatThrownBy(qp::enterDataPath).isInstanceOf(IllegalStateException.class).hasMessage("Node qp is closed");
+        assertThatThrownBy(qp::confineToCurrentThread).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void theConfiningThreadClosesTheParentsWithTheConfinedObject() {
+        List<String> log = new ArrayList<>();
+        Node ctx = new Node(null, "ctx", log, false);
+        Node qp = new Node(new Node(ctx, "pd", log, false), "qp", log, false);
+        qp.confineToCurrentThread();
+        ctx.close();
+        assertThat(log).containsExactly("qp", "pd", "ctx");
+    }
+
+    @Test
+    void anObjectConfinedToAThreadThatEndedCanBeClosedByAnother() throws Exception {
+        List<String> log = new ArrayList<>();
+        Node ctx = new Node(null, "ctx", log, false);
+        Node qp = new Node(ctx, "qp", log, false);
+        assertThat(onOtherThread(qp::confineToCurrentThread)).isNull();
+        // that thread has ended: it cannot be in a call
+        ctx.close();
+        assertThat(log).containsExactly("qp", "ctx");
+    }
+
+    @Test
+    void confiningUnderAClosedParentFailsAndRegistersNothing() throws Exception {
+        List<String> log = new ArrayList<>();
+        Node ctx = new Node(null, "ctx", log, false);
+        Node pd = new Node(ctx, "pd", log, false);
+        Node qp = new Node(pd, "qp", log, false);
+        Node cq = new Node(ctx, "cq", log, false);
+        qp.dependOn(cq);
+        // cq closes qp with it: confining qp afterwards fails
+        cq.close();
+        assertThatThrownBy(qp::confineToCurrentThread).isInstanceOf(IllegalStateException.class);
+        assertThat(onOtherThread(ctx::close)).isNull();
+        assertThat(ctx.isClosed()).isTrue();
+    }
 }

@@ -242,8 +242,16 @@ public class NullProviderBatchBenchmark {
         receiveRaw(32);
     }
 
-    /** Gives the first {@code n} requests the next ids, posts them as one list, polls {@code n} at a time and checks each. */
     private long send(SendRequests list, WorkCompletions completions, int n) {
+        id = send(qp, cq, list, completions, n, id);
+        return id;
+    }
+
+    /**
+     * Gives the first {@code n} requests of {@code list} the ids after {@code id}, posts them as one
+     * list, polls {@code n} at a time and checks each; returns the last id.
+     */
+    static long send(QueuePair qp, CompletionQueue cq, SendRequests list, WorkCompletions completions, int n, long id) {
         long first = id + 1;
         for (int i = 0; i < n; i++) {
             list.get(i).wrId(++id);

@@ -52,8 +52,11 @@ public final class VerbsAccess {
          */
         Context borrowContext(MemorySegment ibvContext);
 
-        /** A queue pair created and destroyed by {@code factory} instead of libibverbs. */
-        QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init, QueuePairFactory factory);
+        /**
+         * A queue pair created and destroyed by {@code factory} instead of libibverbs, which
+         * {@code closer} (its connection id) closes when it closes.
+         */
+        QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init, QueuePairFactory factory, NativeResource closer);
     }
 
     private static volatile Bridge bridge;
