@@ -138,7 +138,9 @@ final class PerftestResources {
         ahs = new AddressHandle[o.numQps];
         peerQpn = new int[o.numQps];
         peerQkey = new int[o.numQps];
-        wcs = new WorkCompletions(WCS);
+        // one thread creates, drives and closes everything: the confined fast path (no atomic
+        // operation per post or poll)
+        wcs = WorkCompletions.confined(WCS);
         if (!cmQps) {
             for (int i = 0; i < o.numQps; i++) {
                 createQp(i, null);
@@ -160,6 +162,8 @@ final class PerftestResources {
             sendCq = context.createCompletionQueue(Math.max(1, o.txDepth * o.numQps), events, o.eqNum);
             recvCq = o.verb == Verb.SEND ? context.createCompletionQueue(Math.max(1, o.rxDepth * o.numQps), events, o.eqNum)
                     : sendCq;
+            sendCq.confine();
+            recvCq.confine();
         } catch (RuntimeException e) {
             throw exit("Couldn't create CQ", 1);
         }
@@ -209,12 +213,13 @@ final class PerftestResources {
         } else {
             qps[i] = given;
         }
+        qps[i].confine();
         int psn = ThreadLocalRandom.current().nextInt() & 0xffffff;
         // the address the peer reads and writes: buf stays registered (mr) and allocated until close()
         my[i] = new Wire.Dest(device.lid(), device.ownOutReads(), qps[i].qpNum(), psn, mr.rkey(),
                 buf.address() + remoteOffset(i), device.gid().raw(), 0);
-        sends[i] = new SendRequests(Math.max(1, o.postList), 1);
-        recvs[i] = new ReceiveRequests(1, 1);
+        sends[i] = SendRequests.confined(Math.max(1, o.postList), 1);
+        recvs[i] = ReceiveRequests.confined(1, 1);
     }
 
     private static void fillRandom(MemorySegment s) {
