@@ -45,6 +45,7 @@ public final class Compare {
             if (o.fromCsv != null) {
                 results = Report.readCsv(Files.readAllLines(o.fromCsv, StandardCharsets.UTF_8));
             } else if (Testbed.hasDevices() || o.raw != null) {
+                Emulation.apply(o, Emulation.detect(), out);
                 Measure m = new Measure(o, Testbed.sides(o), out, err);
                 results = m.run();
                 if (o.raw != null) {

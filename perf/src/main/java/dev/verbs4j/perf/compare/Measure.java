@@ -52,8 +52,8 @@ final class Measure {
         for (Tool t : o.tools) {
             total += 2 * sizesOf(t, o.sizes).size();
         }
-        out.printf(Locale.ROOT, "compare: %d runs (C then Java per tool): server %s, client %s -> %s, -n %d%s%n", total,
-                sides.server(), sides.client(), sides.host(), o.iters,
+        out.printf(Locale.ROOT, "compare: %d runs (C then Java per tool): server %s, client %s -> %s, -n %d%s%s%n", total,
+                sides.server(), sides.client(), sides.host(), o.iters, o.events ? " -e" : "",
                 pinning ? "; servers on CPU " + SERVER_CPU + ", clients on CPU " + CLIENT_CPU : "; not pinned to CPUs");
         work = Files.createTempDirectory("verbs4j-compare");
         try {
@@ -87,6 +87,9 @@ final class Measure {
             long start = System.nanoTime();
             int p = port++;
             List<String> common = new ArrayList<>(List.of("-n", Integer.toString(o.iters)));
+            if (o.events) {
+                common.add("-e");
+            }
             if (t.sized()) {
                 common.addAll(List.of("-s", Long.toString(size)));
             }
@@ -182,9 +185,13 @@ final class Measure {
         stopJava();
         List<String> server = pinned(SERVER_CPU, javaCommand("server"));
         server.addAll(List.of("-n", Integer.toString(o.iters)));
-        server.addAll(sides.server().options());
         List<String> client = pinned(CLIENT_CPU, javaCommand("client"));
         client.addAll(List.of("-n", Integer.toString(o.iters)));
+        if (o.events) {
+            server.add("-e");
+            client.add("-e");
+        }
+        server.addAll(sides.server().options());
         client.addAll(sides.client().options());
         client.add(sides.host());
         jServer = new ProcessBuilder(server).redirectErrorStream(true)

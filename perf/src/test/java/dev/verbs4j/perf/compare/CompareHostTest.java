@@ -144,4 +144,37 @@ class CompareHostTest {
         System.arraycopy(b, 0, r, a.length, b.length);
         return r;
     }
+
+    @Test
+    void onAnEmulatedCpuBothSidesUseEventsAndIbWriteLatIsLeftOutUnlessPollingIsAsked() {
+        CompareOptions o = new CompareOptions();
+        assertThat(o.parse(new String[0])).isNull();
+        ByteArrayOutputStream said = new ByteArrayOutputStream();
+        Emulation.apply(o, "tcg,thread=single", new PrintStream(said, true, StandardCharsets.UTF_8));
+        assertThat(o.events).isTrue();
+        assertThat(o.tools).doesNotContain(Tool.IB_WRITE_LAT).hasSize(Tool.values().length - 1);
+        assertThat(said.toString(StandardCharsets.UTF_8)).contains("the CPU is emulated (qemu tcg,thread=single)",
+                "completion events (-e)", "ib_write_lat", "--polling", "real hardware");
+
+        CompareOptions polling = new CompareOptions();
+        assertThat(polling.parse(new String[] {"--polling"})).isNull();
+        ByteArrayOutputStream warned = new ByteArrayOutputStream();
+        Emulation.apply(polling, "tcg", new PrintStream(warned, true, StandardCharsets.UTF_8));
+        assertThat(polling.events).isFalse();
+        assertThat(polling.tools).contains(Tool.IB_WRITE_LAT);
+        assertThat(warned.toString(StandardCharsets.UTF_8)).contains("polling as asked", "two emulations");
+
+        CompareOptions hardware = new CompareOptions();
+        Emulation.apply(hardware, null, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+        assertThat(hardware.events).isFalse();
+        assertThat(hardware.tools).hasSize(Tool.values().length);
+
+        CompareOptions onlyWriteLat = new CompareOptions();
+        assertThat(onlyWriteLat.parse(new String[] {"--tools", "ib_write_lat"})).isNull();
+        assertThatThrownBy(() -> Emulation.apply(onlyWriteLat, "tcg", new PrintStream(new ByteArrayOutputStream(), true,
+                StandardCharsets.UTF_8))).hasMessageContaining("nothing left to compare");
+        CompareOptions events = new CompareOptions();
+        assertThat(events.parse(new String[] {"-e"})).isNull();
+        assertThat(events.events).isTrue();
+    }
 }
