@@ -237,16 +237,17 @@ public final class RdmaConnection implements AutoCloseable {
         RdmaConnection connection = null;
         try {
             CmId id = channel.createId(PortSpace.TCP);
-            id.resolveAddress(local, remote, millisLeft(deadline, what));
-            expect(channel, CmEventType.ADDR_RESOLVED, deadline, what);
-            id.resolveRoute(millisLeft(deadline, what));
-            expect(channel, CmEventType.ROUTE_RESOLVED, deadline, what);
+            id.resolveAddress(local, remote, left(deadline, timeout, what, Phase.ADDRESS));
+            expect(channel, CmEventType.ADDR_RESOLVED, deadline, timeout, what, Phase.ADDRESS);
+            id.resolveRoute(left(deadline, timeout, what, Phase.ROUTE));
+            expect(channel, CmEventType.ROUTE_RESOLVED, deadline, timeout, what, Phase.ROUTE);
+            left(deadline, timeout, what, Phase.CONNECT);
             connection = new RdmaConnection(id, channel, o);
             if (o.ackTimeout() != 0) {
                 id.setAckTimeout(o.ackTimeout());
             }
             id.connect(parameters(o.privateData()));
-            CmEvent established = expect(channel, CmEventType.ESTABLISHED, deadline, what);
+            CmEvent established = expect(channel, CmEventType.ESTABLISHED, deadline, timeout, what, Phase.ESTABLISHED);
             connection.established(established, channel, null);
             return connection;
         } catch (VerbsException e) {
@@ -274,21 +275,38 @@ public final class RdmaConnection implements AutoCloseable {
         return ConnectionParameters.DEFAULT.withRetries(7, 7).withPrivateData(privateData);
     }
 
-    private static Duration millisLeft(long deadline, String what) throws RdmaTimeoutException {
+    /** The phases of {@link #connect}, named by its timeout messages. */
+    enum Phase {
+        ADDRESS("address resolution"), ROUTE("route resolution"), CONNECT("connect"),
+        ESTABLISHED("established (waiting for the peer's accept)");
+
+        final String text;
+
+        Phase(String text) {
+            this.text = text;
+        }
+    }
+
+    /** The message of a connect that ran out of time in {@code phase}: names the phase, the peer and the limit. */
+    static String timedOut(String what, Phase phase, Duration timeout) {
+        return what + ": timed out after " + timeout + " in phase " + phase.text;
+    }
+
+    private static Duration left(long deadline, Duration timeout, String what, Phase phase) throws RdmaTimeoutException {
         long left = deadline - System.nanoTime();
         if (left < 1_000_000) {
-            throw new RdmaTimeoutException(what + ": timed out");
+            throw new RdmaTimeoutException(timedOut(what, phase, timeout));
         }
         return Duration.ofNanos(left);
     }
 
-    private static CmEvent expect(EventChannel channel, CmEventType type, long deadline, String what)
-            throws RdmaConnectionException {
+    private static CmEvent expect(EventChannel channel, CmEventType type, long deadline, Duration timeout, String what,
+                                  Phase phase) throws RdmaConnectionException {
         while (true) {
             long left = deadline - System.nanoTime();
             CmEvent ev = left <= 0 ? channel.tryGetEvent() : channel.getEvent(Duration.ofNanos(left));
             if (ev == null) {
-                throw new RdmaTimeoutException(what + ": timed out waiting for " + type);
+                throw new RdmaTimeoutException(timedOut(what, phase, timeout) + " (no " + type + " event)");
             }
             if (ev.type() == type) {
                 return ev;

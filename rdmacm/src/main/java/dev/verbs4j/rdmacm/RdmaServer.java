@@ -164,7 +164,7 @@ public final class RdmaServer implements AutoCloseable {
         }
         if (next == null) {
             checkUsable();
-            throw new RdmaTimeoutException("accept: no connection within " + timeout);
+            throw new RdmaTimeoutException("accept on " + localAddress + ": no connection established within " + timeout);
         }
         if (next == CLOSED) {
             ready.offer(CLOSED);
@@ -279,7 +279,7 @@ public final class RdmaServer implements AutoCloseable {
         InetSocketAddress peer = id.peerAddress();
         try {
             if (ready.size() + pending.size() >= backlog) {
-                id.reject(new byte[0]);
+                id.reject(RdmaConnectionException.rejection("the backlog of " + backlog + " connections is full"));
                 id.close();
                 return;
             }
@@ -311,7 +311,9 @@ public final class RdmaServer implements AutoCloseable {
             LOG.log(System.Logger.Level.WARNING, "connection request from {0} failed: {1}", peer, e.toString());
             if (!id.isClosed()) {
                 try {
-                    id.reject(new byte[0]);
+                    // the client learns at once why, instead of waiting for its connect timeout
+                    id.reject(RdmaConnectionException.rejection("the server could not set up the connection: "
+                            + (e.getMessage() != null ? e.getMessage() : e.toString())));
                 } catch (RuntimeException ignored) {
                     // the request may be gone already
                 }
@@ -327,7 +329,8 @@ public final class RdmaServer implements AutoCloseable {
         long now = System.nanoTime();
         pending.entrySet().removeIf(e -> {
             if (now - e.getValue().deadline() > 0) {
-                LOG.log(System.Logger.Level.DEBUG, "connection from {0} not established in time", e.getKey());
+                LOG.log(System.Logger.Level.DEBUG, "connection from {0} timed out after {1} in phase established",
+                        e.getKey().peerAddress(), connectTimeout);
                 e.getValue().connection().release();
                 return true;
             }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The lifetime shared by every verbs object: it is closed once, closes the objects created from it
@@ -51,6 +52,12 @@ public abstract class NativeResource implements AutoCloseable {
     private Thread closer;
     private final CountDownLatch closedLatch = new CountDownLatch(1);
     private final Use use = new Use();
+    /**
+     * Guards {@code children}, {@code closed}/{@code closer} and {@code owners}: held for a few
+     * field updates only, never while waiting (a lock rather than a monitor, so that a virtual
+     * thread contending for it parks on JDK 22–23 instead of pinning its carrier).
+     */
+    private final ReentrantLock state = new ReentrantLock();
 
     /**
      * A new object under {@code parent} (null for a root such as a Context). The subclass creates
@@ -75,8 +82,11 @@ public abstract class NativeResource implements AutoCloseable {
         try {
             if (parent != null) {
                 parent.adopt(this);
-                synchronized (owners) {
+                state.lock();
+                try {
                     owners.add(parent);
+                } finally {
+                    state.unlock();
                 }
             }
             for (NativeResource u : used) {
@@ -100,8 +110,11 @@ public abstract class NativeResource implements AutoCloseable {
      */
     protected final void dependOn(NativeResource used) {
         used.adopt(this);
-        synchronized (owners) {
+        state.lock();
+        try {
             owners.add(used);
+        } finally {
+            state.unlock();
         }
     }
 
@@ -110,22 +123,31 @@ public abstract class NativeResource implements AutoCloseable {
      * that move, such as a connection id migrated to another event channel).
      */
     protected final void stopDependingOn(NativeResource used) {
-        synchronized (owners) {
+        state.lock();
+        try {
             owners.remove(used);
+        } finally {
+            state.unlock();
         }
         used.forget(this);
     }
 
     private void adopt(NativeResource child) {
-        synchronized (this) {
+        state.lock();
+        try {
             ensureOpen();
             children.add(child);
+        } finally {
+            state.unlock();
         }
     }
 
     private void forget(NativeResource child) {
-        synchronized (this) {
+        state.lock();
+        try {
             children.remove(child);
+        } finally {
+            state.unlock();
         }
     }
 
@@ -215,7 +237,8 @@ public abstract class NativeResource implements AutoCloseable {
     public final void close() {
         List<NativeResource> toClose;
         Thread other;
-        synchronized (this) {
+        state.lock();
+        try {
             other = closed ? closer : null;
             if (!closed) {
                 closed = true;
@@ -223,6 +246,8 @@ public abstract class NativeResource implements AutoCloseable {
             }
             toClose = other == null ? new ArrayList<>(children) : null;
             children.clear();
+        } finally {
+            state.unlock();
         }
         if (toClose == null) {
             // closed already, or being closed by another thread: return once it is done, so that
@@ -287,9 +312,12 @@ public abstract class NativeResource implements AutoCloseable {
             }
         } finally {
             List<NativeResource> from;
-            synchronized (owners) {
+            state.lock();
+            try {
                 from = new ArrayList<>(owners);
                 owners.clear();
+            } finally {
+                state.unlock();
             }
             for (NativeResource owner : from) {
                 owner.forget(this);
