@@ -938,12 +938,16 @@ public final class RdmaConnection implements AutoCloseable {
         try {
             while (true) {
                 drainAsync();
-                if (asyncSends.isEmpty() && asyncReceives.isEmpty() || watch != null || pollerSleeping || closing) {
+                if (asyncSends.isEmpty() && asyncReceives.isEmpty() || pollerSleeping || closing) {
                     return;
                 }
+                // armed again even while a watch is registered: a caller may have taken the
+                // completion event the watch waits for, and with it the queue's arming
                 cq.requestNotify(false);
                 if (takeNews() == 0) {
-                    watch = ReadinessPoller.whenReadable(fds, this::onReadable);
+                    if (watch == null) {
+                        watch = ReadinessPoller.whenReadable(fds, this::onReadable);
+                    }
                     return;
                 }
             }

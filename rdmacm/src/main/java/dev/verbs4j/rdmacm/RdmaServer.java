@@ -277,6 +277,7 @@ public final class RdmaServer implements AutoCloseable {
     private void onRequest(CmEvent ev) {
         CmId id = ev.id();
         InetSocketAddress peer = id.peerAddress();
+        RdmaConnection connection = null;
         try {
             if (ready.size() + pending.size() >= backlog) {
                 id.reject(RdmaConnectionException.rejection("the backlog of " + backlog + " connections is full"));
@@ -295,17 +296,12 @@ public final class RdmaServer implements AutoCloseable {
                 id.close();
                 return;
             }
-            RdmaConnection connection = new RdmaConnection(id, null, options);
+            connection = new RdmaConnection(id, null, options);
             byte[] data = verdict.privateData().length > 0 ? verdict.privateData() : options.privateData();
-            try {
-                if (options.ackTimeout() != 0) {
-                    id.setAckTimeout(options.ackTimeout());
-                }
-                id.accept(RdmaConnection.parameters(data));
-            } catch (RuntimeException e) {
-                connection.release();
-                throw e;
+            if (options.ackTimeout() != 0) {
+                id.setAckTimeout(options.ackTimeout());
             }
+            id.accept(RdmaConnection.parameters(data));
             pending.put(id, new Pending(connection, System.nanoTime() + connectTimeout.toNanos(), ev.privateData()));
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "connection request from {0} failed: {1}", peer, e.toString());
@@ -317,6 +313,10 @@ public final class RdmaServer implements AutoCloseable {
                 } catch (RuntimeException ignored) {
                     // the request may be gone already
                 }
+            }
+            if (connection != null) {
+                connection.release(); // closes the id, too
+            } else if (!id.isClosed()) {
                 id.close();
             }
         }

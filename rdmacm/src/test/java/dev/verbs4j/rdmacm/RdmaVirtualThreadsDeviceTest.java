@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * with the exception a platform thread gets.
  */
 @Tag(TestBed.TAG)
-@Timeout(170)
+@Timeout(175)
 class RdmaVirtualThreadsDeviceTest {
 
     static final Duration WAIT = Duration.ofSeconds(60);
@@ -54,7 +54,7 @@ class RdmaVirtualThreadsDeviceTest {
             }
         });
         try {
-            assertThat(child.waitFor(160, TimeUnit.SECONDS)).as("the child JVM ended in time").isTrue();
+            assertThat(child.waitFor(VirtualThreadEchoMain.LIMIT_SECONDS + 45, TimeUnit.SECONDS)).as("the child JVM ended in time").isTrue();
             reader.get(10, TimeUnit.SECONDS);
             assertThat(child.exitValue()).as(String.join("\n", lines)).isZero();
             assertThat(lines).contains("PINNED 0").anyMatch(l -> l.startsWith("RESULT " + clients + " 0 "));
