@@ -101,10 +101,12 @@ import java.util.concurrent.locks.ReentrantLock;
  *       PEER_DISCONNECTED for a send after the peer disconnected, EVENT or WORK_COMPLETION when
  *       the connection broke.</li>
  *   <li><em>Timeouts:</em> the futures have no timeout of their own; use {@link
- *       CompletableFuture#orTimeout}. A timeout or a {@link CompletableFuture#cancel cancel} that
- *       comes while the operation still waits takes it back (a send is then never posted, a
- *       receive takes no message); once the message was posted (or taken), {@code cancel}
- *       returns false and the future completes normally.</li>
+ *       CompletableFuture#orTimeout} on the returned future itself. A timeout or a {@link
+ *       CompletableFuture#cancel cancel} that comes while the operation still waits takes it back
+ *       (a send is then never posted, a receive takes no message); once the message was posted
+ *       (or taken), {@code cancel} returns false and the future completes normally. A timeout
+ *       or a cancel of a dependent future ({@code thenApply(...)}) does not reach the
+ *       operation.</li>
  *   <li><em>Threads:</em> a future completed later is completed on a virtual thread the library
  *       starts, never under the connection's lock and never on a thread of yours that is in a
  *       call; its dependent callbacks (the non-async {@code thenApply}, {@code whenComplete}, ...)

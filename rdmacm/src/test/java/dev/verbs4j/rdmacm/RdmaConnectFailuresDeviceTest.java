@@ -19,9 +19,10 @@ class RdmaConnectFailuresDeviceTest {
 
     @Test
     void aServerThatCannotSetTheConnectionUpRejectsItWithTheReason() throws Exception {
-        // 200 bytes of accept private data: rdma_accept fails (EINVAL) after the connection's resources were made
-        try (RdmaServer server = RdmaServer.bind(address(TestBed.hostB(), 21_501), null, 4, Duration.ofSeconds(30),
-                (peer, data) -> RdmaServer.Verdict.accept(new byte[200]))) {
+        // the server's send ring would be 4096 x 1 GiB: its allocation fails (ENOMEM) while the
+        // connection's resources are made, after the queue pair, before the accept
+        ConnectionOptions huge = ConnectionOptions.DEFAULT.withMaxMessageSize(1 << 30).withDepths(4096, 1);
+        try (RdmaServer server = RdmaServer.bind(address(TestBed.hostB(), 21_501), huge, 4, Duration.ofSeconds(30), null)) {
             Duration timeout = Duration.ofSeconds(60);
             long t0 = System.nanoTime();
             RdmaConnectionException e = catchThrowableOfType(RdmaConnectionException.class,
@@ -30,8 +31,8 @@ class RdmaConnectFailuresDeviceTest {
             System.out.println("rejected after " + ms + " ms: " + e.getMessage());
             assertThat(e).isNotInstanceOf(RdmaTimeoutException.class);
             assertThat(e.event()).isEqualTo(CmEventType.REJECTED);
-            assertThat(e.rejectionReason()).contains("rdma_accept").contains("EINVAL");
-            assertThat(e.getMessage()).contains("rejected by the peer").contains("rdma_accept").contains(server.localAddress().toString());
+            assertThat(e.rejectionReason()).contains("could not set up the connection").contains("ENOMEM");
+            assertThat(e.getMessage()).contains("rejected by the peer").contains("ENOMEM").contains(server.localAddress().toString());
             assertThat(Duration.ofMillis(ms)).isLessThan(Duration.ofSeconds(20));
         }
     }

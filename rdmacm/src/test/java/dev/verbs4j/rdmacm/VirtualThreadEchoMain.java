@@ -31,7 +31,7 @@ public final class VirtualThreadEchoMain {
     static final ConnectionOptions OPTIONS = ConnectionOptions.DEFAULT.withMaxMessageSize(64).withDepths(4, 4);
     static final int BATCH = 4;
     /** How long the clients may take in all; the test waits a little longer for this JVM. */
-    static final int LIMIT_SECONDS = 110;
+    static final int LIMIT_SECONDS = 125;
     static final AtomicInteger CONNECTED = new AtomicInteger();
     private static long t0;
 
