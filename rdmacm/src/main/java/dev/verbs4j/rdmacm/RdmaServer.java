@@ -23,7 +23,12 @@ import java.util.concurrent.TimeUnit;
  * posted receives) and accepts; once the connection is established it moves the connection's id
  * to an event channel of its own and queues the connection for {@link #accept}. Requests beyond
  * the backlog are rejected; connections that are not established within the connect timeout, or
- * that fail while being established, are freed.
+ * that fail while being established, are freed. A request the server cannot set up (creating the
+ * connection's resources fails) is rejected with the reason in the reject's private data, so
+ * that the client fails at once with an {@link RdmaConnectionException} whose message and {@link
+ * RdmaConnectionException#rejectionReason()} say why, instead of running into its connect
+ * timeout. (When {@code rdma_accept} itself fails, the kernel rejects the request without a
+ * reason, also at once.)
  *
  * <p>The server owns its listening id, its event channel, its thread, and the connections not
  * yet accepted; {@link #close()} frees them and wakes callers blocked in {@link #accept}.
