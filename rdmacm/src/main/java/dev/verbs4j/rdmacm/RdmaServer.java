@@ -313,8 +313,7 @@ public final class RdmaServer implements AutoCloseable {
             if (!id.isClosed()) {
                 try {
                     // the client learns at once why, instead of waiting for its connect timeout
-                    id.reject(RdmaConnectionException.rejection("the server could not set up the connection: "
-                            + (e.getMessage() != null ? e.getMessage() : e.toString())));
+                    id.reject(RdmaConnectionException.rejection(setUpFailure(e)));
                 } catch (RuntimeException ignored) {
                     // the request may be gone already
                 }
@@ -325,6 +324,14 @@ public final class RdmaServer implements AutoCloseable {
                 id.close();
             }
         }
+    }
+
+    /** What a rejected client is told (the reject's private data holds ~130 bytes of it): the failed verb and errno first. */
+    static String setUpFailure(RuntimeException e) {
+        String what = e instanceof VerbsException v ? v.verb() + " " + v.errnoName()
+                + (e.getMessage().lastIndexOf(": ") > 0 ? " (" + e.getMessage().substring(e.getMessage().lastIndexOf(": ") + 2) + ")" : "")
+                : String.valueOf(e.getMessage() != null ? e.getMessage() : e);
+        return "the server could not set up the connection: " + what;
     }
 
     private void expire() {

@@ -50,6 +50,16 @@ class RdmaConnectionExceptionTest {
     }
 
     @Test
+    void aSetUpFailureIsToldByVerbAndErrnoFirst() {
+        String why = RdmaServer.setUpFailure(new dev.verbs4j.verbs.VerbsException("ibv_reg_mr", 12,
+                "cannot allocate a region of 4398046511104 bytes"));
+        assertThat(why).isEqualTo("the server could not set up the connection: ibv_reg_mr ENOMEM"
+                + " (cannot allocate a region of 4398046511104 bytes)");
+        assertThat(RdmaConnectionException.rejectionReason(RdmaConnectionException.rejection(why))).isEqualTo(why);
+        assertThat(RdmaServer.setUpFailure(new IllegalStateException("x is closed"))).endsWith(": x is closed");
+    }
+
+    @Test
     void connectTimeoutsNameThePhaseThePeerAndTheLimit() {
         for (RdmaConnection.Phase phase : RdmaConnection.Phase.values()) {
             assertThat(RdmaConnection.timedOut("connect to /198.18.0.2:7000", phase, Duration.ofSeconds(5)))
