@@ -27,7 +27,10 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -77,6 +80,40 @@ import java.util.concurrent.locks.ReentrantLock;
  * credit update is sent from whichever call on the connection notices that it is due: the read
  * itself, or any later call that takes completions. The connection manager's receiver-not-ready
  * retries stay unlimited only as a backstop; the protocol never relies on them.
+ *
+ * <p><b>Futures.</b> {@link #sendAsync} and {@link #receiveAsync} are the same operations without
+ * a waiting thread: they return a {@link CompletableFuture} at once. While futures wait, the
+ * connection's descriptors are watched by the library's readiness poller (one epoll thread for the
+ * JVM); no thread of any kind is parked per connection. A send future completes once its message
+ * is copied and posted within the credit window (as {@link #send} returns), a receive future with
+ * the next message (null at end of stream, as {@link #receive(Duration)}). Each kind completes in
+ * the order of the calls; mixed with the blocking calls, a blocking send waits behind the queued
+ * send futures, and queued receive futures take the messages before a blocking receive.
+ * <ul>
+ *   <li><em>Back-pressure:</em> up to {@link ConnectionOptions#sendDepth()} messages are in flight
+ *       in the send ring and at most {@code sendDepth} more send futures wait (each holding a copy
+ *       of its message) for a slot and a credit; at most {@link ConnectionOptions#receiveDepth()}
+ *       receive futures wait. Beyond that the call returns a future already failed with an {@link
+ *       IllegalStateException} that says so, and queues nothing: wait for an earlier future
+ *       first.</li>
+ *   <li><em>Failure:</em> futures fail with the {@link RdmaConnectionException} the blocking calls
+ *       throw: CLOSED after {@link #close()} (also futures still waiting then),
+ *       PEER_DISCONNECTED for a send after the peer disconnected, EVENT or WORK_COMPLETION when
+ *       the connection broke.</li>
+ *   <li><em>Timeouts:</em> the futures have no timeout of their own; use {@link
+ *       CompletableFuture#orTimeout} on the returned future itself. A timeout or a {@link
+ *       CompletableFuture#cancel cancel} that comes while the operation still waits takes it back
+ *       (a send is then never posted, a receive takes no message); once the message was posted
+ *       (or taken), {@code cancel} returns false and the future completes normally. A timeout
+ *       or a cancel of a dependent future ({@code thenApply(...)}) does not reach the
+ *       operation.</li>
+ *   <li><em>Threads:</em> a future completed later is completed on a virtual thread the library
+ *       starts, never under the connection's lock and never on a thread of yours that is in a
+ *       call; its dependent callbacks (the non-async {@code thenApply}, {@code whenComplete}, ...)
+ *       run there, so they may call this connection, blocking calls included. A future that is
+ *       already complete when returned runs callbacks on the thread that attaches them, as any
+ *       {@link CompletableFuture}.</li>
+ * </ul>
  *
  * <p><b>Outcomes.</b> Every blocking call has a timeout and ends with a result or a {@link
  * RdmaConnectionException}: an {@link RdmaTimeoutException} when the time is up (the connection
@@ -146,6 +183,15 @@ public final class RdmaConnection implements AutoCloseable {
     private byte[] peerPrivateData = new byte[0];
     private InetSocketAddress localAddress;
     private InetSocketAddress remoteAddress;
+    /** The {@link #sendAsync} futures waiting for a slot and a credit, oldest first (guarded by {@link #lock}). */
+    private final ArrayDeque<AsyncOp<Void>> asyncSends = new ArrayDeque<>();
+    /** The {@link #receiveAsync} futures waiting for a message, oldest first (guarded by {@link #lock}). */
+    private final ArrayDeque<AsyncOp<byte[]>> asyncReceives = new ArrayDeque<>();
+    /** Completions of futures decided under the lock, run after it is released (guarded by {@link #lock}). */
+    private List<Runnable> deliveries = new ArrayList<>();
+    /** The poller's watch on the connection's fds while futures wait and no caller sleeps on them. */
+    private ReadinessPoller.Watch watch;
+    private boolean serving;
 
     /**
      * Creates the resources on {@code id} (bound to a device) and posts every receive. On failure
@@ -237,16 +283,17 @@ public final class RdmaConnection implements AutoCloseable {
         RdmaConnection connection = null;
         try {
             CmId id = channel.createId(PortSpace.TCP);
-            id.resolveAddress(local, remote, millisLeft(deadline, what));
-            expect(channel, CmEventType.ADDR_RESOLVED, deadline, what);
-            id.resolveRoute(millisLeft(deadline, what));
-            expect(channel, CmEventType.ROUTE_RESOLVED, deadline, what);
+            id.resolveAddress(local, remote, left(deadline, timeout, what, Phase.ADDRESS));
+            expect(channel, CmEventType.ADDR_RESOLVED, deadline, timeout, what, Phase.ADDRESS);
+            id.resolveRoute(left(deadline, timeout, what, Phase.ROUTE));
+            expect(channel, CmEventType.ROUTE_RESOLVED, deadline, timeout, what, Phase.ROUTE);
+            left(deadline, timeout, what, Phase.CONNECT);
             connection = new RdmaConnection(id, channel, o);
             if (o.ackTimeout() != 0) {
                 id.setAckTimeout(o.ackTimeout());
             }
             id.connect(parameters(o.privateData()));
-            CmEvent established = expect(channel, CmEventType.ESTABLISHED, deadline, what);
+            CmEvent established = expect(channel, CmEventType.ESTABLISHED, deadline, timeout, what, Phase.ESTABLISHED);
             connection.established(established, channel, null);
             return connection;
         } catch (VerbsException e) {
@@ -274,21 +321,38 @@ public final class RdmaConnection implements AutoCloseable {
         return ConnectionParameters.DEFAULT.withRetries(7, 7).withPrivateData(privateData);
     }
 
-    private static Duration millisLeft(long deadline, String what) throws RdmaTimeoutException {
+    /** The phases of {@link #connect}, named by its timeout messages. */
+    enum Phase {
+        ADDRESS("address resolution"), ROUTE("route resolution"), CONNECT("connect"),
+        ESTABLISHED("established (waiting for the peer's accept)");
+
+        final String text;
+
+        Phase(String text) {
+            this.text = text;
+        }
+    }
+
+    /** The message of a connect that ran out of time in {@code phase}: names the phase, the peer and the limit. */
+    static String timedOut(String what, Phase phase, Duration timeout) {
+        return what + ": timed out after " + timeout + " in phase " + phase.text;
+    }
+
+    private static Duration left(long deadline, Duration timeout, String what, Phase phase) throws RdmaTimeoutException {
         long left = deadline - System.nanoTime();
         if (left < 1_000_000) {
-            throw new RdmaTimeoutException(what + ": timed out");
+            throw new RdmaTimeoutException(timedOut(what, phase, timeout));
         }
         return Duration.ofNanos(left);
     }
 
-    private static CmEvent expect(EventChannel channel, CmEventType type, long deadline, String what)
-            throws RdmaConnectionException {
+    private static CmEvent expect(EventChannel channel, CmEventType type, long deadline, Duration timeout, String what,
+                                  Phase phase) throws RdmaConnectionException {
         while (true) {
             long left = deadline - System.nanoTime();
             CmEvent ev = left <= 0 ? channel.tryGetEvent() : channel.getEvent(Duration.ofNanos(left));
             if (ev == null) {
-                throw new RdmaTimeoutException(what + ": timed out waiting for " + type);
+                throw new RdmaTimeoutException(timedOut(what, phase, timeout) + " (no " + type + " event)");
             }
             if (ev.type() == type) {
                 return ev;
@@ -381,7 +445,7 @@ public final class RdmaConnection implements AutoCloseable {
             while (true) {
                 progress();
                 checkSendable("send");
-                if (!freeSendSlots.isEmpty() && window.canSend()) {
+                if (asyncSends.isEmpty() && !freeSendSlots.isEmpty() && window.canSend()) {
                     post(message);
                     return;
                 }
@@ -419,7 +483,7 @@ public final class RdmaConnection implements AutoCloseable {
         try {
             progress();
             checkSendable("trySend");
-            if (freeSendSlots.isEmpty() || !window.canSend()) {
+            if (!asyncSends.isEmpty() || freeSendSlots.isEmpty() || !window.canSend()) {
                 return false;
             }
             post(message);
@@ -446,7 +510,7 @@ public final class RdmaConnection implements AutoCloseable {
         try {
             while (true) {
                 progress();
-                if (freeSendSlots.size() == options.sendDepth()) {
+                if (freeSendSlots.size() == options.sendDepth() && asyncSends.isEmpty()) {
                     return;
                 }
                 checkSendable("flush");
@@ -539,6 +603,157 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends {@code message} without waiting: the future completes once the message is copied and
+     * posted (as {@link #send(MemorySegment, Duration)} returns), in the order of the calls. The
+     * message is copied before this method returns; the segment may be reused at once. See the
+     * class documentation for back-pressure, failures, timeouts ({@link CompletableFuture#orTimeout})
+     * and threads.
+     *
+     * @throws IllegalArgumentException when the message exceeds {@link ConnectionOptions#maxMessageSize()}
+     */
+    public CompletableFuture<Void> sendAsync(MemorySegment message) {
+        checkSize(message.byteSize());
+        AsyncOp<Void> op = new AsyncOp<>(null);
+        lock.lock();
+        try {
+            progress();
+            try {
+                checkSendable("sendAsync");
+            } catch (RdmaConnectionException e) {
+                return op.failNow(e);
+            }
+            if (asyncSends.isEmpty() && !freeSendSlots.isEmpty() && window.canSend()) {
+                try {
+                    post(message);
+                } catch (RdmaConnectionException e) {
+                    return op.failNow(e);
+                }
+                return op.finishNow(null);
+            }
+            if (asyncSends.size() >= options.sendDepth()) {
+                return op.failNow(new IllegalStateException("sendAsync: " + asyncSends.size()
+                        + " send futures already wait for a slot and a credit (at most sendDepth); wait for one first"));
+            }
+            op.message = bytes(message);
+            op.queued = true;
+            asyncSends.addLast(op);
+            serveAsync();
+        } finally {
+            unlockAndDeliver();
+        }
+        return op;
+    }
+
+    /** {@link #sendAsync(MemorySegment)} for a byte array (copied before this method returns). */
+    public CompletableFuture<Void> sendAsync(byte[] data) {
+        return sendAsync(MemorySegment.ofArray(data));
+    }
+
+    /**
+     * Receives the next message without waiting: the future completes with it as a new array, or
+     * with null once the peer disconnected and every earlier message was received (as {@link
+     * #receive(Duration)}). Futures take messages in the order of the calls. See the class
+     * documentation for back-pressure, failures, timeouts ({@link CompletableFuture#orTimeout})
+     * and threads.
+     */
+    public CompletableFuture<byte[]> receiveAsync() {
+        AsyncOp<byte[]> op = new AsyncOp<>(null);
+        lock.lock();
+        try {
+            if (closing) {
+                return op.failNow(RdmaConnectionException.closed("receiveAsync"));
+            }
+            if (asyncReceives.size() >= options.receiveDepth()) {
+                return op.failNow(new IllegalStateException("receiveAsync: " + asyncReceives.size()
+                        + " receive futures already wait for a message (at most receiveDepth); wait for one first"));
+            }
+            op.queued = true;
+            asyncReceives.addLast(op);
+            progress();
+            serveAsync();
+        } finally {
+            unlockAndDeliver();
+        }
+        return op;
+    }
+
+    /**
+     * A future of {@link #sendAsync} or {@link #receiveAsync}. While it waits in its queue ({@code
+     * queued}, under the connection's lock), a cancel, a timeout or an outside completion takes it
+     * out; once the connection took it, they return false and the connection completes it.
+     */
+    private final class AsyncOp<T> extends CompletableFuture<T> {
+        /** A waiting send's copy of its message. */
+        byte[] message;
+        boolean queued;
+
+        AsyncOp(byte[] message) {
+            this.message = message;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            return withdraw() && super.cancel(mayInterruptIfRunning);
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable ex) {
+            return withdraw() && super.completeExceptionally(ex);
+        }
+
+        @Override
+        public boolean complete(T value) {
+            return withdraw() && super.complete(value);
+        }
+
+        @Override
+        public <U> CompletableFuture<U> newIncompleteFuture() {
+            return new CompletableFuture<>();
+        }
+
+        /** Takes this operation out of its queue; false when the connection took it already. */
+        private boolean withdraw() {
+            lock.lock();
+            try {
+                if (!queued) {
+                    return false;
+                }
+                queued = false;
+                message = null;
+                asyncSends.remove(this);
+                asyncReceives.remove(this);
+                return true;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Completes a future nobody has seen yet (no callbacks to run); returns it. */
+        AsyncOp<T> finishNow(T value) {
+            super.complete(value);
+            return this;
+        }
+
+        AsyncOp<T> failNow(Throwable failure) {
+            super.completeExceptionally(failure);
+            return this;
+        }
+
+        /** Taken by the connection (under the lock): completed with {@code value} once the lock is released. */
+        void finishLater(T value) {
+            queued = false;
+            message = null;
+            deliveries.add(() -> super.complete(value));
+        }
+
+        void failLater(Throwable failure) {
+            queued = false;
+            message = null;
+            deliveries.add(() -> super.completeExceptionally(failure));
+        }
+    }
+
     // ---- internals: all under the lock ----
 
     private void checkSize(long size) {
@@ -565,7 +780,8 @@ public final class RdmaConnection implements AutoCloseable {
     private void leave() {
         callers--;
         progressed.signalAll();
-        lock.unlock();
+        serveAsync();
+        unlockAndDeliver();
     }
 
     private void checkNotClosed(String what) throws RdmaConnectionException {
@@ -672,7 +888,7 @@ public final class RdmaConnection implements AutoCloseable {
      * waits for would leave it asleep with the news already taken (a lost wake-up); it wakes on
      * them and signals the others.
      */
-    private int progress() {
+    private int takeNews() {
         if (released || pollerSleeping) {
             return 0;
         }
@@ -699,6 +915,134 @@ public final class RdmaConnection implements AutoCloseable {
             returnCredits();
         }
         return n;
+    }
+
+    /** {@link #takeNews}, then serves the waiting futures when there was news. */
+    private int progress() {
+        int n = takeNews();
+        if (n > 0) {
+            serveAsync();
+        }
+        return n;
+    }
+
+    /**
+     * Serves the waiting futures as far as the connection allows (messages that arrived, free
+     * slots and credits, the end of the stream, a failure or close); while some still wait and no
+     * caller sleeps on the connection's fds, arms the completion queue and has the readiness
+     * poller watch the fds ({@link #onReadable}): no thread waits for them.
+     */
+    private void serveAsync() {
+        if (serving || released || fds == null) {
+            return;
+        }
+        serving = true;
+        try {
+            while (true) {
+                drainAsync();
+                if (asyncSends.isEmpty() && asyncReceives.isEmpty() || pollerSleeping || closing) {
+                    return;
+                }
+                // armed again even while a watch is registered: a caller may have taken the
+                // completion event the watch waits for, and with it the queue's arming
+                cq.requestNotify(false);
+                if (takeNews() == 0) {
+                    if (watch == null) {
+                        watch = ReadinessPoller.whenReadable(fds, this::onReadable);
+                    }
+                    return;
+                }
+            }
+        } finally {
+            serving = false;
+        }
+    }
+
+    private void drainAsync() {
+        while (!asyncReceives.isEmpty()) {
+            if (closing) {
+                asyncReceives.pollFirst().failLater(RdmaConnectionException.closed("receiveAsync"));
+            } else if (!arrived.isEmpty()) {
+                byte[] data = new byte[(int) arrived.peekFirst()[1]];
+                try {
+                    take(MemorySegment.ofArray(data), "receiveAsync");
+                    asyncReceives.pollFirst().finishLater(data);
+                } catch (RdmaConnectionException e) {
+                    asyncReceives.pollFirst().failLater(e);
+                }
+            } else if (state == State.PEER_CLOSED) {
+                asyncReceives.pollFirst().finishLater(null);
+            } else if (state == State.FAILED) {
+                asyncReceives.pollFirst().failLater(failure.rethrown("receiveAsync"));
+            } else {
+                break;
+            }
+        }
+        while (!asyncSends.isEmpty()) {
+            AsyncOp<Void> op = asyncSends.peekFirst();
+            try {
+                checkSendable("sendAsync");
+                if (freeSendSlots.isEmpty() || !window.canSend()) {
+                    break;
+                }
+                asyncSends.pollFirst();
+                byte[] m = op.message;
+                post(MemorySegment.ofArray(m));
+                op.finishLater(null);
+            } catch (RdmaConnectionException e) {
+                asyncSends.remove(op);
+                op.failLater(e);
+            }
+        }
+    }
+
+    /** The poller saw one of the fds readable: takes the news and serves the futures (on a new virtual thread). */
+    private void onReadable() {
+        List<Runnable> batch;
+        lock.lock();
+        try {
+            watch = null;
+            if (!released) {
+                if (!closing) {
+                    progress();
+                }
+                serveAsync();
+            }
+            batch = takeDeliveries();
+        } finally {
+            lock.unlock();
+        }
+        runAll(batch);
+    }
+
+    private List<Runnable> takeDeliveries() {
+        if (deliveries.isEmpty()) {
+            return null;
+        }
+        List<Runnable> batch = deliveries;
+        deliveries = new ArrayList<>();
+        return batch;
+    }
+
+    /** Releases the lock and completes the futures decided under it on a new virtual thread. */
+    private void unlockAndDeliver() {
+        List<Runnable> batch = takeDeliveries();
+        lock.unlock();
+        if (batch != null) {
+            Thread.ofVirtual().name("verbs4j-rdma-futures").start(() -> runAll(batch));
+        }
+    }
+
+    private static void runAll(List<Runnable> batch) {
+        if (batch != null) {
+            for (Runnable r : batch) {
+                try {
+                    r.run();
+                } catch (RuntimeException | Error e) {
+                    LOG.log(System.Logger.Level.WARNING, "a future's callback failed", e);
+                }
+            }
+        }
     }
 
     private void onCompletion(WorkCompletion wc) {
@@ -793,11 +1137,11 @@ public final class RdmaConnection implements AutoCloseable {
                 if (progress() > 0) {
                     return true;
                 }
-                int[] watch = fds;
+                int[] watched = fds;
                 pollerSleeping = true;
-                lock.unlock();
+                unlockAndDeliver();
                 try {
-                    ReadinessPoller.awaitReadable(watch, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+                    ReadinessPoller.awaitReadable(watched, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
                 } finally {
                     lock.lock();
                     pollerSleeping = false;
@@ -846,6 +1190,11 @@ public final class RdmaConnection implements AutoCloseable {
             disconnect();
             Libc.signal(wakeFd);
             progressed.signalAll();
+            drainAsync(); // every waiting future fails CLOSED
+            if (watch != null) {
+                watch.cancel(); // false when its task has started: it finds the connection released
+                watch = null;
+            }
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (callers > 0 && System.nanoTime() < until) {
                 try {
@@ -857,7 +1206,7 @@ public final class RdmaConnection implements AutoCloseable {
             }
             release();
         } finally {
-            lock.unlock();
+            unlockAndDeliver();
         }
     }
 

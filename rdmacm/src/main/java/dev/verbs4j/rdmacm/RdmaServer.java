@@ -23,7 +23,12 @@ import java.util.concurrent.TimeUnit;
  * posted receives) and accepts; once the connection is established it moves the connection's id
  * to an event channel of its own and queues the connection for {@link #accept}. Requests beyond
  * the backlog are rejected; connections that are not established within the connect timeout, or
- * that fail while being established, are freed.
+ * that fail while being established, are freed. A request the server cannot set up (creating the
+ * connection's resources fails) is rejected with the reason in the reject's private data, so
+ * that the client fails at once with an {@link RdmaConnectionException} whose message and {@link
+ * RdmaConnectionException#rejectionReason()} say why, instead of running into its connect
+ * timeout. (When {@code rdma_accept} itself fails, the kernel rejects the request without a
+ * reason, also at once.)
  *
  * <p>The server owns its listening id, its event channel, its thread, and the connections not
  * yet accepted; {@link #close()} frees them and wakes callers blocked in {@link #accept}.
@@ -164,7 +169,7 @@ public final class RdmaServer implements AutoCloseable {
         }
         if (next == null) {
             checkUsable();
-            throw new RdmaTimeoutException("accept: no connection within " + timeout);
+            throw new RdmaTimeoutException("accept on " + localAddress + ": no connection established within " + timeout);
         }
         if (next == CLOSED) {
             ready.offer(CLOSED);
@@ -277,9 +282,10 @@ public final class RdmaServer implements AutoCloseable {
     private void onRequest(CmEvent ev) {
         CmId id = ev.id();
         InetSocketAddress peer = id.peerAddress();
+        RdmaConnection connection = null;
         try {
             if (ready.size() + pending.size() >= backlog) {
-                id.reject(new byte[0]);
+                id.reject(RdmaConnectionException.rejection("the backlog of " + backlog + " connections is full"));
                 id.close();
                 return;
             }
@@ -295,29 +301,37 @@ public final class RdmaServer implements AutoCloseable {
                 id.close();
                 return;
             }
-            RdmaConnection connection = new RdmaConnection(id, null, options);
+            connection = new RdmaConnection(id, null, options);
             byte[] data = verdict.privateData().length > 0 ? verdict.privateData() : options.privateData();
-            try {
-                if (options.ackTimeout() != 0) {
-                    id.setAckTimeout(options.ackTimeout());
-                }
-                id.accept(RdmaConnection.parameters(data));
-            } catch (RuntimeException e) {
-                connection.release();
-                throw e;
+            if (options.ackTimeout() != 0) {
+                id.setAckTimeout(options.ackTimeout());
             }
+            id.accept(RdmaConnection.parameters(data));
             pending.put(id, new Pending(connection, System.nanoTime() + connectTimeout.toNanos(), ev.privateData()));
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "connection request from {0} failed: {1}", peer, e.toString());
             if (!id.isClosed()) {
                 try {
-                    id.reject(new byte[0]);
+                    // the client learns at once why, instead of waiting for its connect timeout
+                    id.reject(RdmaConnectionException.rejection(setUpFailure(e)));
                 } catch (RuntimeException ignored) {
                     // the request may be gone already
                 }
+            }
+            if (connection != null) {
+                connection.release(); // closes the id, too
+            } else if (!id.isClosed()) {
                 id.close();
             }
         }
+    }
+
+    /** What a rejected client is told (the reject's private data holds ~130 bytes of it): the failed verb and errno first. */
+    static String setUpFailure(RuntimeException e) {
+        String what = e instanceof VerbsException v ? v.verb() + " " + v.errnoName()
+                + (e.getMessage().lastIndexOf(": ") > 0 ? " (" + e.getMessage().substring(e.getMessage().lastIndexOf(": ") + 2) + ")" : "")
+                : String.valueOf(e.getMessage() != null ? e.getMessage() : e);
+        return "the server could not set up the connection: " + what;
     }
 
     private void expire() {
@@ -327,7 +341,8 @@ public final class RdmaServer implements AutoCloseable {
         long now = System.nanoTime();
         pending.entrySet().removeIf(e -> {
             if (now - e.getValue().deadline() > 0) {
-                LOG.log(System.Logger.Level.DEBUG, "connection from {0} not established in time", e.getKey());
+                LOG.log(System.Logger.Level.DEBUG, "connection from {0} timed out after {1} in phase established",
+                        e.getKey().peerAddress(), connectTimeout);
                 e.getValue().connection().release();
                 return true;
             }

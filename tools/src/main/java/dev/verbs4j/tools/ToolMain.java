@@ -7,6 +7,7 @@ import dev.verbs4j.tools.rdmacm.Mc;
 import dev.verbs4j.tools.rdmacm.McKey;
 import dev.verbs4j.tools.rdmacm.RPing;
 import dev.verbs4j.tools.rdmacm.RdmaClientExample;
+import dev.verbs4j.tools.rdmacm.RdmaEchoLoad;
 import dev.verbs4j.tools.rdmacm.RdmaServerExample;
 import dev.verbs4j.tools.rdmacm.Srq;
 import dev.verbs4j.tools.rdmacm.UdAddy;
@@ -35,6 +36,7 @@ public final class ToolMain {
             Map.entry("udaddy", UdAddy::run), Map.entry("mckey", McKey::run), Map.entry("mc", Mc::run),
             Map.entry("srq", Srq::run), Map.entry("rping", RPing::run),
             Map.entry("rdma_server", RdmaServerExample::run), Map.entry("rdma_client", RdmaClientExample::run),
+            Map.entry("rdma-echo-load", RdmaEchoLoad::run),
             Map.entry("naaice-server", NaaiceServer::run), Map.entry("naaice-client", NaaiceClient::run),
             Map.entry("naaice-bench", NaaiceBench::run),
             Map.entry("vipl-pingpong", ViplPingPong::run), Map.entry("vipl-bw", ViplBw::run));

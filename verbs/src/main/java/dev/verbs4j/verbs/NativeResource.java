@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The lifetime shared by every verbs object: it is closed once, closes the objects created from it
@@ -65,8 +66,14 @@ public abstract class NativeResource implements AutoCloseable {
     private List<NativeResource> confinedUnder = List.of();
     /** Objects that close this one without owning it in the tree (a connection id its queue pair). */
     private volatile List<NativeResource> alsoClosedBy = List.of();
-    /** Owners of open confined objects that this object's close would close, with counts; guarded by this. */
+    /** Owners of open confined objects that this object's close would close, with counts; guarded by state. */
     private Map<Thread, Integer> confinedBelow;
+    /**
+     * Guards {@code children}, {@code closed}/{@code closer} and {@code owners}: held for a few
+     * field updates only, never while waiting (a lock rather than a monitor, so that a virtual
+     * thread contending for it parks on JDK 22–23 instead of pinning its carrier).
+     */
+    private final ReentrantLock state = new ReentrantLock();
 
     /**
      * A new object under {@code parent} (null for a root such as a Context). The subclass creates
@@ -91,8 +98,11 @@ public abstract class NativeResource implements AutoCloseable {
         try {
             if (parent != null) {
                 parent.adopt(this);
-                synchronized (owners) {
+                state.lock();
+                try {
                     owners.add(parent);
+                } finally {
+                    state.unlock();
                 }
             }
             for (NativeResource u : used) {
@@ -116,8 +126,11 @@ public abstract class NativeResource implements AutoCloseable {
      */
     protected final void dependOn(NativeResource used) {
         used.adopt(this);
-        synchronized (owners) {
+        state.lock();
+        try {
             owners.add(used);
+        } finally {
+            state.unlock();
         }
     }
 
@@ -126,22 +139,31 @@ public abstract class NativeResource implements AutoCloseable {
      * that move, such as a connection id migrated to another event channel).
      */
     protected final void stopDependingOn(NativeResource used) {
-        synchronized (owners) {
+        state.lock();
+        try {
             owners.remove(used);
+        } finally {
+            state.unlock();
         }
         used.forget(this);
     }
 
     private void adopt(NativeResource child) {
-        synchronized (this) {
+        state.lock();
+        try {
             ensureOpen();
             children.add(child);
+        } finally {
+            state.unlock();
         }
     }
 
     private void forget(NativeResource child) {
-        synchronized (this) {
+        state.lock();
+        try {
             children.remove(child);
+        } finally {
+            state.unlock();
         }
     }
 
@@ -202,7 +224,8 @@ public abstract class NativeResource implements AutoCloseable {
      */
     final void confineToCurrentThread() {
         Thread me = Thread.currentThread();
-        synchronized (this) {
+        state.lock();
+        try {
             ensureOpen();
             if (confinedTo == me) {
                 return;
@@ -210,6 +233,8 @@ public abstract class NativeResource implements AutoCloseable {
             if (confinedTo != null) {
                 throw new IllegalStateException(describe() + " is confined to " + confinedTo + " already");
             }
+        } finally {
+            state.unlock();
         }
         List<NativeResource> above = closersOf();
         List<NativeResource> registered = new ArrayList<>(above.size());
@@ -218,13 +243,16 @@ public abstract class NativeResource implements AutoCloseable {
                 a.addConfined(me);
                 registered.add(a);
             }
-            synchronized (this) {
+            state.lock();
+            try {
                 ensureOpen();
                 if (confinedTo != null) {
                     throw new IllegalStateException(describe() + " is confined to " + confinedTo + " already");
                 }
                 confinedUnder = above;
                 confinedTo = me;
+            } finally {
+                state.unlock();
             }
         } catch (IllegalStateException e) {
             for (NativeResource a : registered) {
@@ -267,8 +295,11 @@ public abstract class NativeResource implements AutoCloseable {
             return;
         }
         List<NativeResource> next;
-        synchronized (r.owners) {
+        r.state.lock();
+        try {
             next = new ArrayList<>(r.owners);
+        } finally {
+            r.state.unlock();
         }
         next.addAll(r.alsoClosedBy);
         for (NativeResource o : next) {
@@ -277,17 +308,27 @@ public abstract class NativeResource implements AutoCloseable {
         ordered.add(r);
     }
 
-    private synchronized void addConfined(Thread owner) {
-        ensureOpen();
-        if (confinedBelow == null) {
-            confinedBelow = new HashMap<>();
+    private void addConfined(Thread owner) {
+        state.lock();
+        try {
+            ensureOpen();
+            if (confinedBelow == null) {
+                confinedBelow = new HashMap<>();
+            }
+            confinedBelow.merge(owner, 1, Integer::sum);
+        } finally {
+            state.unlock();
         }
-        confinedBelow.merge(owner, 1, Integer::sum);
     }
 
-    private synchronized void removeConfined(Thread owner) {
-        if (confinedBelow != null && confinedBelow.merge(owner, -1, Integer::sum) == 0) {
-            confinedBelow.remove(owner);
+    private void removeConfined(Thread owner) {
+        state.lock();
+        try {
+            if (confinedBelow != null && confinedBelow.merge(owner, -1, Integer::sum) == 0) {
+                confinedBelow.remove(owner);
+            }
+        } finally {
+            state.unlock();
         }
     }
 
@@ -375,7 +416,8 @@ public abstract class NativeResource implements AutoCloseable {
     public final void close() {
         List<NativeResource> toClose;
         Thread other;
-        synchronized (this) {
+        state.lock();
+        try {
             other = closed ? closer : null;
             if (!closed) {
                 refuseForeignClose();
@@ -384,6 +426,8 @@ public abstract class NativeResource implements AutoCloseable {
             }
             toClose = other == null ? new ArrayList<>(children) : null;
             children.clear();
+        } finally {
+            state.unlock();
         }
         if (toClose == null) {
             // closed already, or being closed by another thread: return once it is done, so that
@@ -448,9 +492,12 @@ public abstract class NativeResource implements AutoCloseable {
             }
         } finally {
             List<NativeResource> from;
-            synchronized (owners) {
+            state.lock();
+            try {
                 from = new ArrayList<>(owners);
                 owners.clear();
+            } finally {
+                state.unlock();
             }
             for (NativeResource owner : from) {
                 owner.forget(this);

@@ -1,0 +1,62 @@
+package dev.verbs4j.rdmacm;
+
+import dev.verbs4j.verbs.TestBed;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * 256 {@link RdmaConnection} echo clients and their {@link RdmaServer}, every one on a virtual
+ * thread, in a JVM whose virtual-thread scheduler has two carriers: every echo arrives whole and
+ * in order, and JFR records no pinned carrier ({@code jdk.VirtualThreadPinned}, threshold 0).
+ * Each client sends a pipelined batch of messages: under emulation most of the time goes into
+ * setting up the 512 connection ends (the server sets its ends up one after another).
+ */
+@Tag(TestBed.TAG)
+@Timeout(220)
+class RdmaVirtualThreadsLoadDeviceTest {
+
+    static final int MESSAGES = 4;
+
+    @Test
+    void twoHundredFiftySixEchoClientsOnTwoCarriersPinNone() throws Exception {
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        int clients = 256;
+        Process child = new ProcessBuilder(List.of(java, "--enable-native-access=ALL-UNNAMED",
+                "-Djdk.virtualThreadScheduler.parallelism=2", "-Djdk.virtualThreadScheduler.maxPoolSize=2",
+                "-XX:TieredStopAtLevel=1", // C1 only: C2 compiles cost much of an emulated VM's two CPUs
+                "-cp", System.getProperty("java.class.path"), VirtualThreadEchoMain.class.getName(),
+                TestBed.hostB().address(), TestBed.hostA().address(), "21301", Integer.toString(clients), Integer.toString(MESSAGES)))
+                .redirectErrorStream(true).start();
+        List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        CompletableFuture<Void> reader = CompletableFuture.runAsync(() -> {
+            try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = out.readLine()) != null) {
+                    System.out.println("child: " + line);
+                    lines.add(line);
+                }
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        try {
+            assertThat(child.waitFor(VirtualThreadEchoMain.LIMIT_SECONDS + 40, TimeUnit.SECONDS)).as("the child JVM ended in time").isTrue();
+            reader.get(10, TimeUnit.SECONDS);
+            assertThat(child.exitValue()).as(String.join("\n", lines)).isZero();
+            assertThat(lines).contains("PINNED 0").anyMatch(l -> l.startsWith("RESULT " + clients + " 0 "));
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+
+}
