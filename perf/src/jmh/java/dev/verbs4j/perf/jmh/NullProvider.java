@@ -41,6 +41,20 @@ public final class NullProvider implements AutoCloseable {
     public static final String LIBRARY_ENV = "VERBS4J_NULLPROVIDER";
     /** {@code NP_DEPTH}: completions the fake queue pair holds. */
     public static final int DEPTH = 1024;
+    /**
+     * The baselines' bare downcalls through a provider's function pointer: {@code int
+     * post_send(qp, wr, bad_wr)} (and {@code post_recv}, the same shape) and {@code int
+     * poll_cq(cq, n, wc)}, built once, {@code critical(false)}.
+     */
+    public static final MethodHandle POST = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS),
+            Linker.Option.critical(false));
+    public static final MethodHandle POLL_CQ = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
+            Linker.Option.critical(false));
+    /** {@code struct ibv_wc}: 48 bytes, {@code wr_id} at 0, {@code status} at 8 (the ABI of verbs.h). */
+    public static final long WC_SIZE = 48;
+    public static final long WC_STATUS = 8;
     /** {@code NP_MAX_BATCH}: the linked requests of the batch baselines. */
     public static final int MAX_BATCH = 32;
     /** {@code NP_QP_NUM}, {@code NP_LKEY}: what the fake objects report. */

@@ -23,11 +23,8 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -48,15 +45,7 @@ import java.util.concurrent.TimeUnit;
 public class NullProviderBatchBenchmark {
 
     private static final int MAX = NullProvider.MAX_BATCH;
-    private static final MethodHandle POST = Linker.nativeLinker().downcallHandle(
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS),
-            Linker.Option.critical(false));
-    private static final MethodHandle POLL_CQ = Linker.nativeLinker().downcallHandle(
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
-            Linker.Option.critical(false));
-    /** {@code struct ibv_wc}: 48 bytes, {@code wr_id} at 0, {@code status} at 8; {@code next} of a work request at 8. */
-    private static final long WC_SIZE = 48;
-    private static final long WC_STATUS = 8;
+    /** {@code next} of a work request lies at offset 8. */
     private static final long WR_NEXT = 8;
 
     private NullProvider provider;
@@ -113,7 +102,7 @@ public class NullProviderBatchBenchmark {
         rawRecvWrs = provider.nativeObject(9).reinterpret(recvWrSize * MAX);
         rawPostRecv = provider.nativeObject(10);
         rawBadWr = arena.allocate(ValueLayout.ADDRESS);
-        rawWc = arena.allocate(WC_SIZE * MAX, 8);
+        rawWc = arena.allocate(NullProvider.WC_SIZE * MAX, 8);
     }
 
     @TearDown(Level.Trial)
@@ -284,7 +273,7 @@ public class NullProviderBatchBenchmark {
         if (n < MAX) {
             rawSendWrs.set(ValueLayout.JAVA_LONG, lastNext, 0L);
         }
-        int rc = (int) POST.invokeExact(rawPostSend, rawQp, rawSendWrs, rawBadWr);
+        int rc = (int) NullProvider.POST.invokeExact(rawPostSend, rawQp, rawSendWrs, rawBadWr);
         if (n < MAX) {
             rawSendWrs.set(ValueLayout.JAVA_LONG, lastNext, rawSendWrs.address() + n * sendWrSize);
         }
@@ -293,13 +282,13 @@ public class NullProviderBatchBenchmark {
         }
         int got = 0;
         while (got < n) {
-            int k = (int) POLL_CQ.invokeExact(rawPollCq, rawCq, n, rawWc);
+            int k = (int) NullProvider.POLL_CQ.invokeExact(rawPollCq, rawCq, n, rawWc);
             if (k <= 0) {
                 throw new IllegalStateException("no completion for wr_id " + (first + got));
             }
             for (int j = 0; j < k; j++) {
-                if (rawWc.get(ValueLayout.JAVA_INT, j * WC_SIZE + WC_STATUS) != 0
-                        || rawWc.get(ValueLayout.JAVA_LONG, j * WC_SIZE) != first + got + j) {
+                if (rawWc.get(ValueLayout.JAVA_INT, j * NullProvider.WC_SIZE + NullProvider.WC_STATUS) != 0
+                        || rawWc.get(ValueLayout.JAVA_LONG, j * NullProvider.WC_SIZE) != first + got + j) {
                     throw new IllegalStateException("bad completion for wr_id " + (first + got + j));
                 }
             }
@@ -313,7 +302,7 @@ public class NullProviderBatchBenchmark {
         if (n < MAX) {
             rawRecvWrs.set(ValueLayout.JAVA_LONG, lastNext, 0L);
         }
-        int rc = (int) POST.invokeExact(rawPostRecv, rawQp, rawRecvWrs, rawBadWr);
+        int rc = (int) NullProvider.POST.invokeExact(rawPostRecv, rawQp, rawRecvWrs, rawBadWr);
         if (n < MAX) {
             rawRecvWrs.set(ValueLayout.JAVA_LONG, lastNext, rawRecvWrs.address() + n * recvWrSize);
         }

@@ -23,11 +23,8 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandle;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -58,16 +55,6 @@ public class NullProviderBenchmark {
     private WorkCompletions confinedWcs;
     private long id;
 
-    /** {@code int post_send(qp, wr, bad_wr)} and {@code int poll_cq(cq, n, wc)} through a function pointer. */
-    private static final MethodHandle POST_SEND = Linker.nativeLinker().downcallHandle(
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.ADDRESS),
-            Linker.Option.critical(false));
-    private static final MethodHandle POLL_CQ = Linker.nativeLinker().downcallHandle(
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
-            Linker.Option.critical(false));
-    /** {@code struct ibv_wc}: 48 bytes, {@code wr_id} at 0, {@code status} at 8 (the ABI of verbs.h). */
-    private static final long WC_SIZE = 48;
-    private static final long WC_STATUS = 8;
 
     private Arena arena;
     private MemorySegment rawQp;
@@ -96,7 +83,7 @@ public class NullProviderBenchmark {
         rawPollCq = provider.nativeObject(6);
         rawWr = provider.nativeObject(7).reinterpret(8);
         rawBadWr = arena.allocate(ValueLayout.ADDRESS);
-        rawWc = arena.allocate(WC_SIZE, 8);
+        rawWc = arena.allocate(NullProvider.WC_SIZE, 8);
     }
 
     @TearDown(Level.Trial)
@@ -150,12 +137,12 @@ public class NullProviderBenchmark {
     public long rawDowncalls() throws Throwable {
         long wrId = ++id;
         rawWr.set(ValueLayout.JAVA_LONG, 0, wrId);
-        int rc = (int) POST_SEND.invokeExact(rawPostSend, rawQp, rawWr, rawBadWr);
+        int rc = (int) NullProvider.POST.invokeExact(rawPostSend, rawQp, rawWr, rawBadWr);
         if (rc != 0) {
             throw new IllegalStateException("post_send returned " + rc);
         }
-        if ((int) POLL_CQ.invokeExact(rawPollCq, rawCq, 1, rawWc) != 1
-                || rawWc.get(ValueLayout.JAVA_INT, WC_STATUS) != 0 || rawWc.get(ValueLayout.JAVA_LONG, 0) != wrId) {
+        if ((int) NullProvider.POLL_CQ.invokeExact(rawPollCq, rawCq, 1, rawWc) != 1
+                || rawWc.get(ValueLayout.JAVA_INT, NullProvider.WC_STATUS) != 0 || rawWc.get(ValueLayout.JAVA_LONG, 0) != wrId) {
             throw new IllegalStateException("no good completion for wr_id " + wrId);
         }
         return wrId;
