@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The lifetime shared by every verbs object: it is closed once, closes the objects created from it
@@ -44,6 +45,11 @@ public abstract class NativeResource implements AutoCloseable {
     private final NativeResource parent;
     @SuppressWarnings("unused") // through CALLS
     private volatile int calls;
+    /**
+     * Guards {@link #children}, {@link #owners} and the start of a close: short sections that never
+     * block (a lock rather than a monitor, so that no virtual thread is ever pinned here).
+     */
+    private final ReentrantLock guard = new ReentrantLock();
     private final Set<NativeResource> children = new LinkedHashSet<>();
     private final List<NativeResource> owners = new ArrayList<>(2);
     private volatile boolean closed;
@@ -75,8 +81,11 @@ public abstract class NativeResource implements AutoCloseable {
         try {
             if (parent != null) {
                 parent.adopt(this);
-                synchronized (owners) {
+                guard.lock();
+                try {
                     owners.add(parent);
+                } finally {
+                    guard.unlock();
                 }
             }
             for (NativeResource u : used) {
@@ -100,8 +109,11 @@ public abstract class NativeResource implements AutoCloseable {
      */
     protected final void dependOn(NativeResource used) {
         used.adopt(this);
-        synchronized (owners) {
+        guard.lock();
+        try {
             owners.add(used);
+        } finally {
+            guard.unlock();
         }
     }
 
@@ -110,22 +122,31 @@ public abstract class NativeResource implements AutoCloseable {
      * that move, such as a connection id migrated to another event channel).
      */
     protected final void stopDependingOn(NativeResource used) {
-        synchronized (owners) {
+        guard.lock();
+        try {
             owners.remove(used);
+        } finally {
+            guard.unlock();
         }
         used.forget(this);
     }
 
     private void adopt(NativeResource child) {
-        synchronized (this) {
+        guard.lock();
+        try {
             ensureOpen();
             children.add(child);
+        } finally {
+            guard.unlock();
         }
     }
 
     private void forget(NativeResource child) {
-        synchronized (this) {
+        guard.lock();
+        try {
             children.remove(child);
+        } finally {
+            guard.unlock();
         }
     }
 
@@ -215,7 +236,8 @@ public abstract class NativeResource implements AutoCloseable {
     public final void close() {
         List<NativeResource> toClose;
         Thread other;
-        synchronized (this) {
+        guard.lock();
+        try {
             other = closed ? closer : null;
             if (!closed) {
                 closed = true;
@@ -223,6 +245,8 @@ public abstract class NativeResource implements AutoCloseable {
             }
             toClose = other == null ? new ArrayList<>(children) : null;
             children.clear();
+        } finally {
+            guard.unlock();
         }
         if (toClose == null) {
             // closed already, or being closed by another thread: return once it is done, so that
@@ -287,9 +311,12 @@ public abstract class NativeResource implements AutoCloseable {
             }
         } finally {
             List<NativeResource> from;
-            synchronized (owners) {
+            guard.lock();
+            try {
                 from = new ArrayList<>(owners);
                 owners.clear();
+            } finally {
+                guard.unlock();
             }
             for (NativeResource owner : from) {
                 owner.forget(this);

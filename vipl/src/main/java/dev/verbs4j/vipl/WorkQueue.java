@@ -264,7 +264,8 @@ final class WorkQueue {
     /** VipSendDone/VipRecvDone: dequeues the head if it is done. */
     VipReturn done(VipDescriptor out) {
         vi.nic.poll(ibvCq);
-        synchronized (vi.nic.lock) {
+        vi.nic.lock.lock();
+        try {
             Posted head = ring.peekFirst();
             if (head == null || !head.done) {
                 return VipReturn.NOT_DONE;
@@ -275,6 +276,8 @@ final class WorkQueue {
             boolean gone = head.memoryGone;
             recycle(head);
             return gone ? VipReturn.DESCRIPTOR_ERROR : VipReturn.SUCCESS;
+        } finally {
+            vi.nic.lock.unlock();
         }
     }
 
@@ -303,7 +306,9 @@ final class WorkQueue {
             if (left <= 0) {
                 return VipReturn.TIMEOUT;
             }
-            // Slices, so that a descriptor completed locally by another thread is seen too.
+            // Slices, so that a descriptor completed locally by another thread (a post that failed
+            // its checks, a VipDisconnect of an Idle VI) is seen too: that signals no completion
+            // channel. The wait parks a virtual thread (no carrier is held or pinned meanwhile).
             CompletionQueue signalled = hiddenChannel.await(Duration.ofNanos(Math.min(left, 50_000_000L)));
             if (signalled != null) {
                 signalled.ackEvents();
