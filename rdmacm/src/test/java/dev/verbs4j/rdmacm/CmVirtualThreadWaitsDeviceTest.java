@@ -30,6 +30,7 @@ class CmVirtualThreadWaitsDeviceTest {
     @Test
     void getEventWaitersParkAndClosingTheChannelWakesThemAsItWakesAPlatformThread() throws Exception {
         EventChannel channel = EventChannel.create();
+        assertThat(channel.getEvent(Duration.ZERO)).isNull(); // loads the classes on the way first
         try (ParkedWaits waits = ParkedWaits.start("EventChannel.getEvent", "pollReadable",
                 () -> channel.getEvent(Duration.ofSeconds(60)))) {
             waits.awaitParked();
@@ -98,6 +99,8 @@ class CmVirtualThreadWaitsDeviceTest {
                 assertThat(waits.virtualOutcomes()).containsExactly("returned " + CmEventType.ESTABLISHED);
                 expect(serverChannel, CmEventType.ESTABLISHED);
                 waits.assertNonePinned();
+                // the server first: the client's synchronous disconnect then finds its DISCONNECTED event
+                server.disconnect();
                 client.disconnect();
                 expect(serverChannel, CmEventType.DISCONNECTED);
             }

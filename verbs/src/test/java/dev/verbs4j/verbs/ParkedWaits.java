@@ -24,6 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * still run meanwhile; {@link #outcomes} collects what each call returned or threw, to compare
  * the virtual threads' outcome with the platform thread's once the resource was closed.
  *
+ * <p>Make the call once (with timeout 0) before: a virtual thread that loads a class is pinned
+ * while it does, which JFR reports.
+ *
  * <p>From JDK 24 on a monitor no longer pins a virtual thread, so on such a JDK the thread states
  * carry most of the proof; JFR still reports the pinning that remains (a park under a native
  * frame or a class initializer), and on JDK 22 and 23 a park under a monitor too.
@@ -63,21 +66,13 @@ public final class ParkedWaits implements AutoCloseable {
 
     /**
      * Starts {@link #VIRTUAL_WAITERS} virtual threads and one platform thread, each making {@code
-     * call}; {@code platformFrame} is a method name the platform thread's stack shows while it
-     * waits in the call (such as {@code pollReadable}).
+     * call}; {@code platformFrame} is a method the platform thread's stack shows while it waits in
+     * the call: a name (such as {@code pollReadable}) or {@code SimpleClassName.method}.
      */
     public static ParkedWaits start(String what, String platformFrame, Callable<?> call) {
         return new ParkedWaits(what, VIRTUAL_WAITERS, true, platformFrame, i -> call);
     }
 
-    /**
-     * As {@link #start(String, String, Callable)} with {@code count} virtual threads, each making
-     * a call of its own: {@code calls.apply(i)} for virtual thread {@code i}, {@code
-     * calls.apply(-1)} for the platform thread (all made on this thread).
-     */
-    public static ParkedWaits start(String what, String platformFrame, int count, IntFunction<Callable<?>> calls) {
-        return new ParkedWaits(what, count, true, platformFrame, calls);
-    }
 
     /** Starts one virtual thread making {@code call} (for a wait that one event ends). */
     public static ParkedWaits startOne(String what, Callable<?> call) {
@@ -91,6 +86,17 @@ public final class ParkedWaits implements AutoCloseable {
         } catch (Throwable t) {
             return "threw " + t.getClass().getName() + ": " + t.getMessage();
         }
+    }
+
+    /** Whether {@code e} is the frame {@link #platformFrame} names: a method, or {@code SimpleClassName.method}. */
+    private boolean isPlatformFrame(StackTraceElement e) {
+        int dot = platformFrame.lastIndexOf('.');
+        if (dot < 0) {
+            return e.getMethodName().equals(platformFrame);
+        }
+        return e.getMethodName().equals(platformFrame.substring(dot + 1))
+                && (e.getClassName().endsWith("." + platformFrame.substring(0, dot))
+                || e.getClassName().endsWith("$" + platformFrame.substring(0, dot)));
     }
 
     /** The virtual threads making the call. */
@@ -113,8 +119,7 @@ public final class ParkedWaits implements AutoCloseable {
             if (!platformSeen) {
                 assertThat(platformOutcome).as("%s: the platform thread returned before it was woken: %s", what,
                         platformOutcome.isDone() ? platformOutcome.getNow(null) : "").isNotDone();
-                platformSeen = Arrays.stream(platformThread.getStackTrace())
-                        .anyMatch(e -> e.getMethodName().equals(platformFrame));
+                platformSeen = Arrays.stream(platformThread.getStackTrace()).anyMatch(ParkedWaits.this::isPlatformFrame);
             }
             boolean allParked = virtualThreads.stream().allMatch(t ->
                     t.getState() == Thread.State.WAITING || t.getState() == Thread.State.TIMED_WAITING);

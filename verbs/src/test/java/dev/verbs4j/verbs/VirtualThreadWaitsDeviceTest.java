@@ -25,6 +25,7 @@ class VirtualThreadWaitsDeviceTest {
             CompletionChannel channel = ctx.createCompletionChannel();
             CompletionQueue cq = ctx.createCompletionQueue(4, channel, 0);
             cq.requestNotify(false);
+            assertThat(channel.await(Duration.ZERO)).isNull(); // loads the classes on the way first
             try (ParkedWaits waits = ParkedWaits.start("CompletionChannel.await", "pollReadable",
                     () -> channel.await(Duration.ofSeconds(60)))) {
                 waits.awaitParked();
@@ -71,6 +72,7 @@ class VirtualThreadWaitsDeviceTest {
     @Test
     void asyncEventWaitersParkAndClosingTheContextWakesThemAsItWakesAPlatformThread() throws Exception {
         Context ctx = Context.open(TestBed.loopback().device());
+        assertThat(ctx.awaitAsyncEvent(Duration.ZERO)).isNull();
         try (ParkedWaits waits = ParkedWaits.start("Context.awaitAsyncEvent", "pollReadable",
                 () -> ctx.awaitAsyncEvent(Duration.ofSeconds(60)))) {
             waits.awaitParked();

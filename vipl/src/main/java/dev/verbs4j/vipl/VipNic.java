@@ -22,8 +22,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * tags, regions, completion queues and VIs made on it, and the listening RDMA CM ids of
  * VipConnectWait. Everything made on the NIC belongs to it; {@link #close()} is VipCloseNic.
  *
- * <p>One lock per NIC serializes the functions that change queues (post, done, completion
- * processing); blocking waits do not hold it while they sleep.
+ * <p>One lock per NIC (a {@code ReentrantLock}, never a monitor) serializes the functions that
+ * change queues (post, done, completion processing); the Wait functions sleep on its conditions
+ * or on descriptors, without holding it, so a virtual thread that waits parks and leaves its
+ * carrier free.
  */
 public final class VipNic implements AutoCloseable {
 
@@ -230,6 +232,7 @@ public final class VipNic implements AutoCloseable {
             for (VipCq cq : cqs) {
                 cq.destroyed = true;
                 cq.clearEntries();
+                cq.watch.signal();
                 rest.add(cq.cq);
                 rest.add(cq.channel);
             }

@@ -963,40 +963,35 @@ public final class Vipl {
             return VipReturn.INVALID_PARAMETER;
         }
         long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-        while (true) {
-            try {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                int rounds = cq.watch.rounds();
                 cq.nic.lock.lock();
                 try {
                     if (cq.destroyed) {
-                        return VipReturn.INVALID_PARAMETER;
+                        return VipReturn.INVALID_PARAMETER; // (also when destroyed while waiting)
                     }
                     if (cq.take(out)) {
                         return VipReturn.SUCCESS;
                     }
-                    cq.cq.requestNotify(false);
-                    if (cq.take(out)) {
-                        return VipReturn.SUCCESS;
+                    if (cq.watch.rounds() != rounds) {
+                        continue; // the queue was armed since this thread polled: poll again
                     }
+                    // parks (a virtual thread leaves its carrier) until an entry comes or the deadline
+                    if (!cq.watch.await(deadline)) {
+                        return VipReturn.TIMEOUT;
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true; // as before: an interrupt does not end the wait
                 } finally {
                     cq.nic.lock.unlock();
+                    cq.nic.flushReports();
                 }
-            } finally {
-                cq.nic.flushReports();
             }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return VipReturn.TIMEOUT;
-            }
-            CompletionQueue signalled;
-            try {
-                // in slices, as VipRecvWait waits (an entry added by a local completion signals no
-                // channel); a virtual thread parks meanwhile, its carrier free
-                signalled = cq.channel.await(Duration.ofNanos(Math.min(left, 50_000_000L)));
-            } catch (IllegalStateException e) {
-                return VipReturn.INVALID_PARAMETER;   // the CQ was destroyed while waiting
-            }
-            if (signalled != null) {
-                signalled.ackEvents();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -1125,6 +1120,7 @@ public final class Vipl {
             cq.clearEntries();
             cq.cq.close();
             cq.channel.close();
+            cq.watch.signal();
             cq.nic.cqs.remove(cq);
             return VipReturn.SUCCESS;
         } finally {
