@@ -24,8 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * still run meanwhile; {@link #outcomes} collects what each call returned or threw, to compare
  * the virtual threads' outcome with the platform thread's once the resource was closed.
  *
- * <p>Make the call once (with timeout 0) before: a virtual thread that loads a class is pinned
- * while it does, which JFR reports.
+ * <p>Run a scenario twice ({@link #rehearsed}) and check pinning in the second round: the first
+ * virtual thread to load a class or link a call site on the way (the message of the exception a
+ * close causes, say) is pinned while it does, which JFR reports but which is the JDK's, once.
  *
  * <p>From JDK 24 on a monitor no longer pins a virtual thread, so on such a JDK the thread states
  * carry most of the proof; JFR still reports the pinning that remains (a park under a native
@@ -73,6 +74,17 @@ public final class ParkedWaits implements AutoCloseable {
         return new ParkedWaits(what, VIRTUAL_WAITERS, true, platformFrame, i -> call);
     }
 
+
+    /** A scenario: {@code checked} is false in the rehearsal, true in the round whose pinning counts. */
+    public interface Round {
+        void run(boolean checked) throws Exception;
+    }
+
+    /** Runs {@code round} twice: a rehearsal (classes loaded, call sites linked), then the checked round. */
+    public static void rehearsed(Round round) throws Exception {
+        round.run(false);
+        round.run(true);
+    }
 
     /** Starts one virtual thread making {@code call} (for a wait that one event ends). */
     public static ParkedWaits startOne(String what, Callable<?> call) {
