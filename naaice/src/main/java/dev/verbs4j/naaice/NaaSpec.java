@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The NAAs a job may use, as the NAAICE middleware (AP2) discovers them: the {@code NAA_SPEC}
@@ -42,9 +43,13 @@ public final class NaaSpec {
     public record Item(String address, int port, long fnCode, long paramCount) {
     }
 
+    private static final ReentrantLock ENVIRONMENT_LOCK = new ReentrantLock();
+    /** Under {@link #ENVIRONMENT_LOCK}. */
     private static NaaSpec environment;
 
     private final List<Item> items;
+    /** Guards {@link #bound}. */
+    private final ReentrantLock lock = new ReentrantLock();
     private final Map<Item, Object> bound = new IdentityHashMap<>();
 
     private NaaSpec(List<Item> items) {
@@ -71,16 +76,21 @@ public final class NaaSpec {
      * The spec of this process's {@code NAA_SPEC}, read the first time this is called; without
      * the variable, a spec without NAAs (and a warning in the log, as the C library does).
      */
-    public static synchronized NaaSpec environment() {
-        if (environment == null) {
-            String v = System.getenv(ENV);
-            if (v == null) {
-                System.getLogger(NaaSpec.class.getName()).log(System.Logger.Level.WARNING,
-                        "environment variable " + ENV + " not set: no NAAs usable");
+    public static NaaSpec environment() {
+        ENVIRONMENT_LOCK.lock();
+        try {
+            if (environment == null) {
+                String v = System.getenv(ENV);
+                if (v == null) {
+                    System.getLogger(NaaSpec.class.getName()).log(System.Logger.Level.WARNING,
+                            "environment variable " + ENV + " not set: no NAAs usable");
+                }
+                environment = parse(v);
             }
-            environment = parse(v);
+            return environment;
+        } finally {
+            ENVIRONMENT_LOCK.unlock();
         }
-        return environment;
     }
 
     /** This process's {@code NAA_LOCAL_IP}, or null. */
@@ -95,26 +105,41 @@ public final class NaaSpec {
     }
 
     /** Binds the first free item serving {@code fnCode} to {@code owner}; null when there is none. */
-    synchronized Item bind(long fnCode, Object owner) {
-        for (Item i : items) {
-            if (i.fnCode() == fnCode && !bound.containsKey(i)) {
-                bound.put(i, owner);
-                return i;
+    Item bind(long fnCode, Object owner) {
+        lock.lock();
+        try {
+            for (Item i : items) {
+                if (i.fnCode() == fnCode && !bound.containsKey(i)) {
+                    bound.put(i, owner);
+                    return i;
+                }
             }
+            return null;
+        } finally {
+            lock.unlock();
         }
-        return null;
     }
 
     /** Frees {@code item} if {@code owner} holds it. */
-    synchronized void release(Item item, Object owner) {
-        if (bound.get(item) == owner) {
-            bound.remove(item);
+    void release(Item item, Object owner) {
+        lock.lock();
+        try {
+            if (bound.get(item) == owner) {
+                bound.remove(item);
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
     /** Items currently bound to an open handle. */
-    public synchronized int boundCount() {
-        return bound.size();
+    public int boundCount() {
+        lock.lock();
+        try {
+            return bound.size();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** C's {@code strtol(s, NULL, 10)}, saturating at the long range. */

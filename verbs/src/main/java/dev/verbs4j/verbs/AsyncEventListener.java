@@ -5,8 +5,9 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 /**
- * A daemon thread that takes the asynchronous events of a {@link Context} and hands each to a
- * handler, until closed or until the context closes. Owns its thread, no native memory.
+ * A virtual thread that takes the asynchronous events of a {@link Context} and hands each to a
+ * handler, until closed or until the context closes; it waits parked, holding no OS thread. Owns
+ * its thread, no native memory.
  */
 public final class AsyncEventListener implements AutoCloseable {
 
@@ -20,10 +21,10 @@ public final class AsyncEventListener implements AutoCloseable {
     private AsyncEventListener(Context context, Consumer<AsyncEvent> handler) {
         this.context = context;
         this.handler = handler;
-        this.thread = Thread.ofPlatform().daemon().name("verbs4j-async-" + context.name()).unstarted(this::run);
+        this.thread = Thread.ofVirtual().name("verbs4j-async-" + context.name()).unstarted(this::run);
     }
 
-    /** Starts listening to {@code context}'s events; {@code handler} runs on the listener's thread. */
+    /** Starts listening to {@code context}'s events; {@code handler} runs on the listener's (virtual) thread. */
     public static AsyncEventListener start(Context context, Consumer<AsyncEvent> handler) {
         AsyncEventListener l = new AsyncEventListener(Objects.requireNonNull(context), Objects.requireNonNull(handler));
         l.thread.start();

@@ -1,9 +1,9 @@
 package dev.verbs4j.vipl;
 
 /**
- * Where the Notify functions' handlers run (§9.6.9–11): a pending notification is one daemon
- * thread that waits as the Wait functions do and calls the handler once; a handler's exception is
- * logged, never propagated into the library.
+ * Where the Notify functions' handlers run (§9.6.9–11): a pending notification is one virtual
+ * thread that waits as the Wait functions do (parked, holding no OS thread) and calls the handler
+ * once; a handler's exception is logged, never propagated into the library.
  */
 final class Notifications {
 
@@ -13,7 +13,7 @@ final class Notifications {
     }
 
     static void start(VipNic nic, Runnable wait) {
-        Thread.ofPlatform().daemon().name("VIPL notify " + nic.name()).start(wait);
+        Thread.ofVirtual().name("VIPL notify " + nic.name()).start(wait);
     }
 
     static void deliver(VipNotifyHandler handler, Object context, VipVi vi, VipDescriptor d) {

@@ -16,6 +16,8 @@ public final class VipCq implements AutoCloseable {
     final CompletionQueue cq;
     /** The entries waiting to be taken: for each, the work queue of which a descriptor completed. */
     private final Ring<WorkQueue> entries = new Ring<>();
+    /** What VipCQWait sleeps on. */
+    final CompletionWatch watch;
     int entryCount;
     int attachedQueues;
     int attachedDepth;
@@ -26,6 +28,7 @@ public final class VipCq implements AutoCloseable {
         this.channel = channel;
         this.cq = cq;
         this.entryCount = entryCount;
+        this.watch = new CompletionWatch(nic, channel, cq, nic.name() + " CQ");
     }
 
     /** The NIC of this queue. */
@@ -58,6 +61,7 @@ public final class VipCq implements AutoCloseable {
     /** Adds an entry: a descriptor of work queue {@code q} completed. Under the NIC lock. */
     void add(WorkQueue q) {
         entries.addLast(q);
+        watch.signal();
     }
 
     /** The number of entries waiting to be taken. Under the NIC lock. */

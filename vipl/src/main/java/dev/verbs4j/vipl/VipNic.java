@@ -15,14 +15,17 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * An open NIC ({@code VIP_NIC_HANDLE}, §3.1, §9.2): a verbs device context (port 1) with the
  * tags, regions, completion queues and VIs made on it, and the listening RDMA CM ids of
  * VipConnectWait. Everything made on the NIC belongs to it; {@link #close()} is VipCloseNic.
  *
- * <p>One lock per NIC serializes the functions that change queues (post, done, completion
- * processing); blocking waits do not hold it while they sleep.
+ * <p>One lock per NIC (a {@code ReentrantLock}, never a monitor) serializes the functions that
+ * change queues (post, done, completion processing); the Wait functions sleep on its conditions
+ * or on descriptors, without holding it, so a virtual thread that waits parks and leaves its
+ * carrier free.
  */
 public final class VipNic implements AutoCloseable {
 
@@ -40,7 +43,7 @@ public final class VipNic implements AutoCloseable {
     final int maxVi;
     /** The reliability levels it provides, as a mask: Unreliable needs UC queue pairs, which only IB transports (IB, RoCE) have. */
     final int reliabilityLevels;
-    final Object lock = new Object();
+    final ReentrantLock lock = new ReentrantLock();
     final Set<VipPtag> ptags = new LinkedHashSet<>();
     final IntMap<VipMemHandle> regions = new IntMap<>();
     final Set<VipCq> cqs = new LinkedHashSet<>();
@@ -101,7 +104,8 @@ public final class VipNic implements AutoCloseable {
     }
 
     private void pollLocked(CompletionQueue cq) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (cq.isClosed()) {
                 return;
             }
@@ -121,6 +125,8 @@ public final class VipNic implements AutoCloseable {
                     }
                 }
             } while (n == wcs.capacity());
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -136,7 +142,7 @@ public final class VipNic implements AutoCloseable {
      * the other threads' calls).
      */
     void report(VipErrorDescriptor error) {
-        if (Thread.holdsLock(lock)) {
+        if (lock.isHeldByCurrentThread()) {
             pendingReports.add(new PendingReport(Thread.currentThread(), error));
             return;
         }
@@ -150,11 +156,12 @@ public final class VipNic implements AutoCloseable {
      */
     void flushReports() {
         // read without the lock: a thread always sees what it added itself, and only that is its to deliver
-        if (pendingReports.isEmpty() || Thread.holdsLock(lock)) {
+        if (pendingReports.isEmpty() || lock.isHeldByCurrentThread()) {
             return;
         }
         List<VipErrorDescriptor> mine = null;
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (pendingReports.isEmpty()) {
                 return;
             }
@@ -169,6 +176,8 @@ public final class VipNic implements AutoCloseable {
                     it.remove();
                 }
             }
+        } finally {
+            lock.unlock();
         }
         if (mine != null) {
             for (VipErrorDescriptor e : mine) {
@@ -199,7 +208,8 @@ public final class VipNic implements AutoCloseable {
     boolean closeAll() {
         List<VipVi> toDestroy;
         List<VipListener> toClose;
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (closed) {
                 return false;
             }
@@ -207,6 +217,8 @@ public final class VipNic implements AutoCloseable {
             toDestroy = new ArrayList<>(vis);
             toClose = new ArrayList<>(listeners.values());
             listeners.clear();
+        } finally {
+            lock.unlock();
         }
         for (VipVi vi : toDestroy) {
             vi.forceDestroy();
@@ -215,10 +227,12 @@ public final class VipNic implements AutoCloseable {
             l.close();
         }
         List<AutoCloseable> rest = new ArrayList<>();
-        synchronized (lock) {
+        lock.lock();
+        try {
             for (VipCq cq : cqs) {
                 cq.destroyed = true;
                 cq.clearEntries();
+                cq.watch.signal();
                 rest.add(cq.cq);
                 rest.add(cq.channel);
             }
@@ -242,6 +256,8 @@ public final class VipNic implements AutoCloseable {
             ptags.clear();
             pendingReports.clear();
             wcs.close();
+        } finally {
+            lock.unlock();
         }
         context.close();
         return true;

@@ -92,6 +92,8 @@ public final class VipVi implements AutoCloseable {
     static final class PeerAttempt {
         final java.util.concurrent.CompletableFuture<VipReturn> outcome = new java.util.concurrent.CompletableFuture<>();
         volatile boolean cancelled;
+        /** The attempt's (virtual) thread. */
+        volatile Thread thread;
 
         void cancel(VipReturn code) {
             cancelled = true;
@@ -247,7 +249,8 @@ public final class VipVi implements AutoCloseable {
 
     private VipReturn postLocked(VipDescriptor d, VipMemHandle descriptorMemory, boolean receive) {
         WorkQueue q = receive ? recv : send;
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -293,6 +296,8 @@ public final class VipVi implements AutoCloseable {
             }
             // else a receive while Idle or Pending Connect waits for the connection (§5.1)
             return VipReturn.SUCCESS;
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -452,11 +457,14 @@ public final class VipVi implements AutoCloseable {
 
     /** Gives the attempt its event channel, or closes the channel when the attempt was cancelled meanwhile. */
     private void adopt(Attempt at, EventChannel ch) {
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (!at.cancelled && attempt == at && !destroyed) {
                 at.channel = ch;
                 return;
             }
+        } finally {
+            nic.lock.unlock();
         }
         ch.close();
         throw new Cancelled();
@@ -494,12 +502,15 @@ public final class VipVi implements AutoCloseable {
     /** RESET → INIT with RDMA CM's attributes and the VI's RDMA enables; then the receives waiting are handed over. */
     private void toInit(Attempt at, CmId cmId) {
         try {
-            synchronized (nic.lock) {
+            nic.lock.lock();
+            try {
                 check(at);
                 connectedAttributes = new QueuePairAttributes[3];
                 connectedAttributes[0] = cmAttributes(cmId, QpState.INIT).accessFlags(qpAccess());
                 qp.modify(connectedAttributes[0]);
                 submitWaitingReceives();
+            } finally {
+                nic.lock.unlock();
             }
         } finally {
             nic.flushReports();
@@ -508,18 +519,22 @@ public final class VipVi implements AutoCloseable {
 
     /** INIT → RTR → RTS with RDMA CM's attributes for the connection, kept for {@link #rearmIfDrained}. */
     private void readyToSend(Attempt at, CmId cmId) {
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             check(at);
             connectedAttributes[1] = cmAttributes(cmId, QpState.RTR);
             qp.modify(connectedAttributes[1]);
             connectedAttributes[2] = cmAttributes(cmId, QpState.RTS);
             qp.modify(connectedAttributes[2]);
+        } finally {
+            nic.lock.unlock();
         }
     }
 
     private void connected(Attempt at, CmId cmId, EventChannel ch, VipViAttributes remote) {
         try {
-            synchronized (nic.lock) {
+            nic.lock.lock();
+            try {
                 check(at);
                 attempt = null;
                 at.channel = null;
@@ -528,6 +543,8 @@ public final class VipVi implements AutoCloseable {
                 this.channel = ch;
                 this.remoteAttributes = remote;
                 state = VipViState.CONNECTED;
+            } finally {
+                nic.lock.unlock();
             }
         } finally {
             nic.flushReports();
@@ -543,7 +560,7 @@ public final class VipVi implements AutoCloseable {
      * disconnects (the channel is closed) or the VI is destroyed.
      */
     private void watch(EventChannel ch) {
-        Thread.ofPlatform().daemon().name("VIPL connection " + nic.name).start(() -> {
+        Thread.ofVirtual().name("VIPL connection " + nic.name).start(() -> {
             while (true) {
                 CmEvent ev;
                 try {
@@ -552,7 +569,8 @@ public final class VipVi implements AutoCloseable {
                     return;
                 }
                 VipErrorDescriptor lost = null;
-                synchronized (nic.lock) {
+                nic.lock.lock();
+                try {
                     if (channel != ch || destroyed) {
                         return;
                     }
@@ -567,6 +585,8 @@ public final class VipVi implements AutoCloseable {
                         enterError();
                         lost = new VipErrorDescriptor(nic, this, null, 0, 0, VipResourceCode.VI, VipErrorCode.CONN_LOST);
                     }
+                } finally {
+                    nic.lock.unlock();
                 }
                 if (lost != null) {
                     nic.report(lost);
@@ -583,7 +603,8 @@ public final class VipVi implements AutoCloseable {
      */
     private VipReturn failConnect(Attempt at, VipReturn code) {
         EventChannel ch;
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (at.cancelled || attempt != at) {
                 return at.code != null ? at.code : VipReturn.ERROR_RESOURCE;
             }
@@ -600,6 +621,8 @@ public final class VipVi implements AutoCloseable {
                 send.takeBackFromVerbs();
                 state = VipViState.IDLE;
             }
+        } finally {
+            nic.lock.unlock();
         }
         closeQuietly(ch);
         return code;
@@ -620,9 +643,12 @@ public final class VipVi implements AutoCloseable {
 
     /** The queue pair number to put in the connection parameters, read under the lock. */
     private int qpNum(Attempt at) {
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             check(at);
             return qp.qpNum();
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -632,19 +658,25 @@ public final class VipVi implements AutoCloseable {
 
     /** The VI's attributes as the connection message carries them, read under the lock. */
     private VipViAttributes attributes(Attempt at) {
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             check(at);
             return attributes;
+        } finally {
+            nic.lock.unlock();
         }
     }
 
     VipReturn connectRequest(VipNetAddress local, VipNetAddress remote, long timeoutMillis) {
         Attempt at = new Attempt();
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             VipReturn refused = begin(at);
             if (refused != null) {
                 return refused;
             }
+        } finally {
+            nic.lock.unlock();
         }
         long deadline = timeoutMillis == Vipl.INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
         try {
@@ -701,7 +733,8 @@ public final class VipVi implements AutoCloseable {
 
     VipReturn accept(VipConnHandle conn) {
         Attempt at = new Attempt();
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (destroyed || conn.consumed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -720,6 +753,8 @@ public final class VipVi implements AutoCloseable {
             }
             begin(at);
             conn.consumed = true;
+        } finally {
+            nic.lock.unlock();
         }
         boolean migrated = false;
         try {
@@ -753,7 +788,8 @@ public final class VipVi implements AutoCloseable {
         CmId cmId;
         EventChannel ch;
         EventChannel cancelled;
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -774,6 +810,8 @@ public final class VipVi implements AutoCloseable {
             ch = channel;
             id = null;
             channel = null;
+        } finally {
+            nic.lock.unlock();
         }
         closeQuietly(cancelled);
         if (cmId != null) {
@@ -787,14 +825,19 @@ public final class VipVi implements AutoCloseable {
         while (System.nanoTime() < deadline) {
             nic.poll(send.ibvCq);
             nic.poll(recv.ibvCq);
-            synchronized (nic.lock) {
+            nic.lock.lock();
+            try {
                 if (destroyed || !send.hasInVerbs() && !recv.hasInVerbs()) {
                     break;
                 }
+            } finally {
+                nic.lock.unlock();
             }
-            Thread.onSpinWait();
+            // (the flush takes microseconds; a virtual thread lets its carrier run others meanwhile)
+            Thread.yield();
         }
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (!destroyed) {
                 // (destroyed meanwhile by VipCloseNic on another thread: everything is gone already)
                 send.flushRemaining();
@@ -810,6 +853,8 @@ public final class VipVi implements AutoCloseable {
                 remoteAttributes = null;
                 state = VipViState.IDLE;
             }
+        } finally {
+            nic.lock.unlock();
         }
         closeQuietly(ch);
         return VipReturn.SUCCESS;
@@ -817,7 +862,8 @@ public final class VipVi implements AutoCloseable {
 
     /** VipSetViAttributes on an Idle VI; a new tag gives the VI a new queue pair in that tag's domain (D12). */
     VipReturn setAttributes(VipViAttributes a) {
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -838,6 +884,8 @@ public final class VipVi implements AutoCloseable {
             }
             attributes = a;
             return VipReturn.SUCCESS;
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -846,7 +894,8 @@ public final class VipVi implements AutoCloseable {
      * waiting for its peer is cancelled (its outcome is INVALID_PARAMETER, its thread ends).
      */
     VipReturn destroy() {
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -855,6 +904,8 @@ public final class VipVi implements AutoCloseable {
             }
             release();
             return VipReturn.SUCCESS;
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -865,19 +916,25 @@ public final class VipVi implements AutoCloseable {
             pa.cancel(VipReturn.INVALID_PARAMETER);
         }
         EventChannel cancelled;
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             cancelled = cancelAttempt(VipReturn.INVALID_PARAMETER);
+        } finally {
+            nic.lock.unlock();
         }
         closeQuietly(cancelled);
         if (state != VipViState.IDLE) {
             disconnect();
         }
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             // an attempt another thread started after the disconnect: cancelled too
             cancelled = cancelAttempt(VipReturn.INVALID_PARAMETER);
             if (!destroyed) {
                 release();
             }
+        } finally {
+            nic.lock.unlock();
         }
         closeQuietly(cancelled);
     }

@@ -189,7 +189,8 @@ public final class Vipl {
         if (rc != VipReturn.SUCCESS) {
             throw fail(rc, "VipCreateVi", String.valueOf(attributes));
         }
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (nic.closed) {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad NIC handle");
             }
@@ -227,6 +228,8 @@ public final class Vipl {
             attributes.ptag().users.add(vi);
             nic.vis.add(vi);
             return vi;
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -261,7 +264,8 @@ public final class Vipl {
             throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", String.valueOf(localAddr));
         }
         VipListener l;
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (nic.closed) {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", "bad NIC handle");
             }
@@ -278,6 +282,8 @@ public final class Vipl {
                 }
                 nic.listeners.put(localAddr.inetAddress(), l);
             }
+        } finally {
+            nic.lock.unlock();
         }
         VipConnHandle c;
         try {
@@ -315,12 +321,15 @@ public final class Vipl {
         if (conn == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        synchronized (conn.nic.lock) {
+        conn.nic.lock.lock();
+        try {
             // taken under the lock, as VipConnectAccept takes it: only one of them uses the request's id
             if (conn.consumed || conn.nic.closed) {
                 return VipReturn.INVALID_PARAMETER;
             }
             conn.consumed = true;
+        } finally {
+            conn.nic.lock.unlock();
         }
         try {
             conn.id.reject(ConnectMessage.REJECT);
@@ -393,7 +402,8 @@ public final class Vipl {
         if (order == 0) {
             return VipReturn.INVALID_PARAMETER;
         }
-        synchronized (vi.nic.lock) {
+        vi.nic.lock.lock();
+        try {
             if (vi.destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -406,7 +416,7 @@ public final class Vipl {
             VipVi.PeerAttempt attempt = new VipVi.PeerAttempt();
             vi.peerConnect = attempt;
             long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-            Thread.ofPlatform().daemon().name("VIPL peer connect " + vi.nic.name).start(() -> {
+            attempt.thread = Thread.ofVirtual().name("VIPL peer connect " + vi.nic.name).start(() -> {
                 VipReturn rc;
                 try {
                     rc = order < 0 ? peerAccept(vi, attempt, localAddr, remoteAddr, deadline)
@@ -418,6 +428,8 @@ public final class Vipl {
                 attempt.outcome.complete(rc); // (a cancellation completed it first: its code stands)
             });
             return VipReturn.SUCCESS;
+        } finally {
+            vi.nic.lock.unlock();
         }
     }
 
@@ -444,10 +456,13 @@ public final class Vipl {
 
     /** The outcome of a finished attempt; the attempt is over (the first caller to collect it clears it). */
     private static VipReturn collect(VipVi vi, VipVi.PeerAttempt attempt) {
-        synchronized (vi.nic.lock) {
+        vi.nic.lock.lock();
+        try {
             if (vi.peerConnect == attempt) {
                 vi.peerConnect = null;
             }
+        } finally {
+            vi.nic.lock.unlock();
         }
         return attempt.outcome.join();
     }
@@ -465,20 +480,16 @@ public final class Vipl {
         if (attempt == null) {
             return VipReturn.INVALID_STATE;
         }
-        while (true) {
-            try {
-                attempt.outcome.get(200, java.util.concurrent.TimeUnit.MILLISECONDS);
-                return collect(vi, attempt);
-            } catch (java.util.concurrent.TimeoutException e) {
-                if (vi.destroyed) {
-                    return VipReturn.INVALID_PARAMETER;
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return VipReturn.TIMEOUT;
-            } catch (java.util.concurrent.ExecutionException e) {
-                return VipReturn.ERROR_RESOURCE; // (never: the outcome is only ever completed normally)
-            }
+        // parks until the outcome is known: the attempt's thread, or a VipDestroyVi or VipCloseNic
+        // that cancels the attempt, completes it
+        try {
+            attempt.outcome.get();
+            return collect(vi, attempt);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return VipReturn.TIMEOUT;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return VipReturn.ERROR_RESOURCE; // (never: the outcome is only ever completed normally)
         }
     }
 
@@ -593,7 +604,8 @@ public final class Vipl {
         if (bad(nic)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
         }
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (nic.closed) {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
             }
@@ -604,6 +616,8 @@ public final class Vipl {
             } catch (RuntimeException e) {
                 throw fail(VipReturn.ERROR_RESOURCE, "VipCreatePtag", e.getMessage());
             }
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -617,7 +631,8 @@ public final class Vipl {
         if (bad(nic) || ptag == null || !ptag.usableOn(nic)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (!ptag.usableOn(nic)) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -634,6 +649,8 @@ public final class Vipl {
             nic.ptags.remove(ptag);
             // ibv_dealloc_pd fails e.g. when a region it could not deregister still uses the domain
             return providerClose(ptag.pd, "VipDestroyPtag: ibv_dealloc_pd refused");
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -660,7 +677,8 @@ public final class Vipl {
             throw fail(VipReturn.INVALID_PTAG, "VipRegisterMem", String.valueOf(attributes.ptag()));
         }
         int access = access(attributes);
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (nic.closed) {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", "bad NIC handle");
             }
@@ -691,6 +709,8 @@ public final class Vipl {
             nic.regions.put(h.value(), h);
             attributes.ptag().users.add(h);
             return h;
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -710,7 +730,8 @@ public final class Vipl {
         if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
             return VipReturn.INVALID_PARAMETER;
         }
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (handle.destroyed || nic.closed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -722,6 +743,8 @@ public final class Vipl {
             handle.attributes.ptag().users.remove(handle);
             handle.destroyed = true;
             return providerClose(handle.mr, "VipDeregisterMem: ibv_dereg_mr refused");
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -752,7 +775,8 @@ public final class Vipl {
             return VipReturn.INVALID_PTAG;
         }
         int access = access(attributes);
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (handle.destroyed || nic.closed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -782,6 +806,8 @@ public final class Vipl {
                 return VipReturn.SUCCESS;
             }
             return replaceRegistration(handle, attributes, access);
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -917,11 +943,14 @@ public final class Vipl {
             return VipReturn.INVALID_PARAMETER;
         }
         try {
-            synchronized (cq.nic.lock) {
+            cq.nic.lock.lock();
+            try {
                 if (cq.destroyed) {
                     return VipReturn.INVALID_PARAMETER;
                 }
                 return cq.take(out) ? VipReturn.SUCCESS : VipReturn.NOT_DONE;
+            } finally {
+                cq.nic.lock.unlock();
             }
         } finally {
             cq.nic.flushReports();
@@ -934,35 +963,35 @@ public final class Vipl {
             return VipReturn.INVALID_PARAMETER;
         }
         long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-        while (true) {
-            try {
-                synchronized (cq.nic.lock) {
+        boolean interrupted = false;
+        try {
+            while (true) {
+                int rounds = cq.watch.rounds();
+                cq.nic.lock.lock();
+                try {
                     if (cq.destroyed) {
-                        return VipReturn.INVALID_PARAMETER;
+                        return VipReturn.INVALID_PARAMETER; // (also when destroyed while waiting)
                     }
                     if (cq.take(out)) {
                         return VipReturn.SUCCESS;
                     }
-                    cq.cq.requestNotify(false);
-                    if (cq.take(out)) {
-                        return VipReturn.SUCCESS;
+                    if (cq.watch.rounds() != rounds) {
+                        continue; // the queue was armed since this thread polled: poll again
                     }
+                    // parks (a virtual thread leaves its carrier) until an entry comes or the deadline
+                    if (!cq.watch.await(deadline)) {
+                        return VipReturn.TIMEOUT;
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true; // as before: an interrupt does not end the wait
+                } finally {
+                    cq.nic.lock.unlock();
+                    cq.nic.flushReports();
                 }
-            } finally {
-                cq.nic.flushReports();
             }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return VipReturn.TIMEOUT;
-            }
-            CompletionQueue signalled;
-            try {
-                signalled = cq.channel.await(Duration.ofNanos(Math.min(left, 50_000_000L)));
-            } catch (IllegalStateException e) {
-                return VipReturn.INVALID_PARAMETER;   // the CQ was destroyed while waiting
-            }
-            if (signalled != null) {
-                signalled.ackEvents();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -1014,11 +1043,14 @@ public final class Vipl {
         }
         VipCqEntry now = new VipCqEntry();
         boolean taken;
-        synchronized (cq.nic.lock) {
+        cq.nic.lock.lock();
+        try {
             if (cq.destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
             taken = cq.take(now);
+        } finally {
+            cq.nic.lock.unlock();
         }
         cq.nic.flushReports();
         if (taken) {
@@ -1048,7 +1080,8 @@ public final class Vipl {
         if (entryCount > nic.device.maxCqe()) {
             throw fail(VipReturn.ERROR_RESOURCE, "VipCreateCQ", entryCount + " > MaxCQEntries " + nic.device.maxCqe());
         }
-        synchronized (nic.lock) {
+        nic.lock.lock();
+        try {
             if (nic.closed) {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipCreateCQ", "bad NIC handle");
             }
@@ -1065,6 +1098,8 @@ public final class Vipl {
                 }
                 throw fail(VipReturn.ERROR_RESOURCE, "VipCreateCQ", e.getMessage());
             }
+        } finally {
+            nic.lock.unlock();
         }
     }
 
@@ -1073,7 +1108,8 @@ public final class Vipl {
         if (cq == null || cq.destroyed || cq.nic.closed) {
             return VipReturn.INVALID_PARAMETER;
         }
-        synchronized (cq.nic.lock) {
+        cq.nic.lock.lock();
+        try {
             if (cq.destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -1084,8 +1120,11 @@ public final class Vipl {
             cq.clearEntries();
             cq.cq.close();
             cq.channel.close();
+            cq.watch.signal();
             cq.nic.cqs.remove(cq);
             return VipReturn.SUCCESS;
+        } finally {
+            cq.nic.lock.unlock();
         }
     }
 
@@ -1105,7 +1144,8 @@ public final class Vipl {
     }
 
     private static VipReturn resize(VipCq cq, long entryCount) {
-        synchronized (cq.nic.lock) {
+        cq.nic.lock.lock();
+        try {
             if (cq.destroyed) {
                 return VipReturn.INVALID_PARAMETER;
             }
@@ -1123,6 +1163,8 @@ public final class Vipl {
             }
             cq.entryCount = (int) entryCount;
             return VipReturn.SUCCESS;
+        } finally {
+            cq.nic.lock.unlock();
         }
     }
 
@@ -1175,8 +1217,11 @@ public final class Vipl {
         if (bad(vi)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipQueryVi", "bad VI handle");
         }
-        synchronized (vi.nic.lock) {
+        vi.nic.lock.lock();
+        try {
             return new VipViQuery(vi.state, vi.attributes, vi.send.ring.isEmpty(), vi.recv.ring.isEmpty());
+        } finally {
+            vi.nic.lock.unlock();
         }
     }
 

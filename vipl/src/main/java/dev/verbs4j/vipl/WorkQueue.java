@@ -7,7 +7,6 @@ import dev.verbs4j.verbs.WcStatus;
 import dev.verbs4j.verbs.WorkCompletion;
 
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 
 /**
  * One work queue of a VI (§2.1): the FIFO of posted descriptors in post order, the verbs
@@ -22,6 +21,8 @@ final class WorkQueue {
     final VipCq cq;
     final CompletionChannel hiddenChannel;
     final CompletionQueue ibvCq;
+    /** What VipSendWait/VipRecvWait sleep on (a queue without a CQ), else null. */
+    private final CompletionWatch watch;
     final Ring<Posted> ring = new Ring<>();
     /** Records of dequeued descriptors, for reuse. */
     private Posted[] free = new Posted[16];
@@ -35,9 +36,11 @@ final class WorkQueue {
         if (cq == null) {
             hiddenChannel = vi.nic.context.createCompletionChannel();
             ibvCq = vi.nic.context.createCompletionQueue(depth, hiddenChannel, 0);
+            watch = new CompletionWatch(vi.nic, hiddenChannel, ibvCq, vi.nic.name + (receive ? " recv" : " send"));
         } else {
             hiddenChannel = null;
             ibvCq = cq.cq;
+            watch = null;
         }
     }
 
@@ -107,6 +110,9 @@ final class WorkQueue {
         }
         if (cq != null && !cq.destroyed) {
             cq.add(this);
+        }
+        if (watch != null) {
+            watch.signal();
         }
     }
 
@@ -264,7 +270,8 @@ final class WorkQueue {
     /** VipSendDone/VipRecvDone: dequeues the head if it is done. */
     VipReturn done(VipDescriptor out) {
         vi.nic.poll(ibvCq);
-        synchronized (vi.nic.lock) {
+        vi.nic.lock.lock();
+        try {
             Posted head = ring.peekFirst();
             if (head == null || !head.done) {
                 return VipReturn.NOT_DONE;
@@ -275,6 +282,8 @@ final class WorkQueue {
             boolean gone = head.memoryGone;
             recycle(head);
             return gone ? VipReturn.DESCRIPTOR_ERROR : VipReturn.SUCCESS;
+        } finally {
+            vi.nic.lock.unlock();
         }
     }
 
@@ -289,27 +298,36 @@ final class WorkQueue {
 
     private VipReturn awaitHead(long timeoutMillis, VipDescriptor out) {
         long deadline = timeoutMillis == Vipl.INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-        while (true) {
-            VipReturn rc = done(out);
-            if (rc != VipReturn.NOT_DONE) {
-                return rc;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                int rounds = watch.rounds();
+                VipReturn rc = done(out);
+                if (rc != VipReturn.NOT_DONE) {
+                    return rc;
+                }
+                vi.nic.lock.lock();
+                try {
+                    if (vi.destroyed) {
+                        return VipReturn.INVALID_PARAMETER;
+                    }
+                    Posted head = ring.peekFirst();
+                    if ((head != null && head.done) || watch.rounds() != rounds) {
+                        continue; // completed since (or the queue was armed since): look again
+                    }
+                    // parks (a virtual thread leaves its carrier) until a completion, a local one, or the deadline
+                    if (!watch.await(deadline)) {
+                        return VipReturn.TIMEOUT;
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true; // as before: an interrupt does not end the wait
+                } finally {
+                    vi.nic.lock.unlock();
+                }
             }
-            ibvCq.requestNotify(false);
-            rc = done(out);
-            if (rc != VipReturn.NOT_DONE) {
-                return rc;
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                return VipReturn.TIMEOUT;
-            }
-            // Slices, so that a descriptor completed locally by another thread is seen too.
-            CompletionQueue signalled = hiddenChannel.await(Duration.ofNanos(Math.min(left, 50_000_000L)));
-            if (signalled != null) {
-                signalled.ackEvents();
-            }
-            if (vi.destroyed) {
-                return VipReturn.INVALID_PARAMETER;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -334,10 +352,12 @@ final class WorkQueue {
         return VipReturn.SUCCESS;
     }
 
+    /** Frees the hidden queue and channel, and wakes the waiters, which find the VI destroyed. Under the lock. */
     void close() {
         if (hiddenChannel != null) {
             ibvCq.close();
             hiddenChannel.close();
+            watch.signal();
         }
     }
 }

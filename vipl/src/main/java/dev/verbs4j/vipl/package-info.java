@@ -60,7 +60,10 @@
  * changes its VI only under that lock and is cancelled by VipDisconnect, VipDestroyVi and
  * VipCloseNic; blocking calls (the Wait functions, VipConnectWait, VipConnectPeerWait) hold no
  * lock while they wait and end when what they wait on is destroyed; the error handler runs
- * without the lock.
+ * without the lock. The locks are {@code java.util.concurrent} locks and every wait parks: a
+ * virtual thread waiting in VIPL leaves its carrier free, and the library's own threads (Notify
+ * handlers, connection watches, VipConnectPeerRequest attempts, completion watches) are virtual
+ * threads.
  *
  * <h2>States</h2>
  * Idle → Pending Connect (ConnectRequest, ConnectAccept) → Connected; back to Idle on a failed

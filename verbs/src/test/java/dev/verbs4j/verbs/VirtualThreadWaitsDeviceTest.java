@@ -1,0 +1,103 @@
+package dev.verbs4j.verbs;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The blocking calls of verbs on virtual threads: more virtual threads than carriers wait in
+ * {@link CompletionChannel#await} or {@link Context#awaitAsyncEvent} at once, parked (their
+ * carriers run other virtual threads meanwhile, JFR reports none pinned), beside one platform
+ * thread in the same call; the event wakes a virtual thread, and closing the resource wakes them
+ * all with the exception the platform thread gets.
+ */
+@Tag(TestBed.TAG)
+@Timeout(120)
+class VirtualThreadWaitsDeviceTest {
+
+    @Test
+    void completionChannelWaitersParkAndClosingTheChannelWakesThemAsItWakesAPlatformThread() throws Exception {
+        ParkedWaits.rehearsed(checked -> {
+            try (Context ctx = Context.open(TestBed.loopback().device())) {
+                CompletionChannel channel = ctx.createCompletionChannel();
+                CompletionQueue cq = ctx.createCompletionQueue(4, channel, 0);
+                cq.requestNotify(false);
+                try (ParkedWaits waits = ParkedWaits.start("CompletionChannel.await", "pollReadable",
+                        () -> channel.await(Duration.ofSeconds(60)))) {
+                    waits.awaitParked();
+                    waits.assertCarriersFree();
+                    channel.close();
+                    waits.assertSameOutcome("threw java.lang.IllegalStateException");
+                    if (checked) {
+                        waits.assertNonePinned();
+                    }
+                }
+            }
+        });
+    }
+
+    @Test
+    void aCompletionWakesAVirtualThreadParkedInAwait() throws Exception {
+        try (Context ctx = Context.open(TestBed.loopback().device());
+             SendRequests sends = new SendRequests(1, 1);
+             ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
+            CompletionChannel channel = ctx.createCompletionChannel();
+            CompletionQueue cq = ctx.createCompletionQueue(16, channel, 0);
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            QueuePair a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
+            QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
+            MemoryRegion mr = pd.allocateRegion(4096, Access.LOCAL_WRITE);
+            a.init(1);
+            b.init(1);
+            a.readyToReceive(b.localEndpoint(10));
+            b.readyToReceive(a.localEndpoint(20));
+            a.readyToSend(20);
+            b.readyToSend(10);
+            cq.requestNotify(false);
+            try (ParkedWaits waits = ParkedWaits.startOne("CompletionChannel.await", () -> channel.await(Duration.ofSeconds(60)))) {
+                waits.awaitParked();
+                waits.assertCarriersFree();
+                recvs.get(0).wrId(1).sge(mr, 0, 64);
+                b.postReceive(recvs, 1);
+                sends.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 64, 64);
+                a.postSend(sends, 1);
+                assertThat(waits.virtualOutcomes()).containsExactly("returned " + cq);
+                waits.assertNonePinned();
+            }
+            cq.ackEvents();
+        }
+    }
+
+    @Test
+    void asyncEventWaitersParkAndClosingTheContextWakesThemAsItWakesAPlatformThread() throws Exception {
+        ParkedWaits.rehearsed(checked -> {
+            Context ctx = Context.open(TestBed.loopback().device());
+            try (ParkedWaits waits = ParkedWaits.start("Context.awaitAsyncEvent", "pollReadable",
+                    () -> ctx.awaitAsyncEvent(Duration.ofSeconds(60)))) {
+                waits.awaitParked();
+                waits.assertCarriersFree();
+                ctx.close();
+                waits.assertSameOutcome("threw java.lang.IllegalStateException");
+                if (checked) {
+                    waits.assertNonePinned();
+                }
+            } finally {
+                ctx.close();
+            }
+        });
+    }
+
+    @Test
+    void anAsyncEventListenerHoldsNoOsThread() throws Exception {
+        try (Context ctx = Context.open(TestBed.loopback().device());
+             AsyncEventListener listener = AsyncEventListener.start(ctx, e -> { })) {
+            assertThat(listener.isRunning()).isTrue();
+            assertThat(Thread.getAllStackTraces().keySet()).as("platform threads")
+                    .noneMatch(t -> t.getName().startsWith("verbs4j-async-"));
+        }
+    }
+}
