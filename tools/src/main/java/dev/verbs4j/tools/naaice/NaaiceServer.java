@@ -26,7 +26,7 @@ public final class NaaiceServer {
                 Usage: naaice-server [OPTIONS]
                   -p, --port=PORT            listen on PORT (default 12345)
                   -b, --bind=ADDRESS         listen on this address only (default: all)
-                  -c, --max-connections=N    connections served at once (default 16)
+                  -c, --max-connections=N    connections served at once (default 1024)
                   -r, --max-regions=N        regions per connection (default 32)
                   -m, --max-bytes=N          bytes per connection, k, m, g suffixes (default 1073741824)
                   -d, --duration=SECONDS     stop after this many seconds (default: run until killed)
