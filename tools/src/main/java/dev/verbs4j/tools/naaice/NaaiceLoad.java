@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,6 +39,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class NaaiceLoad {
 
+    /** Clients connecting at once by default: a thousand connect requests at once would outwait the connection manager's retries. */
+    public static final int DEFAULT_CONNECTING = 64;
+
     private NaaiceLoad() {
     }
 
@@ -47,6 +51,7 @@ public final class NaaiceLoad {
                   -n, --rpcs=M            RPCs on each connection (default 10)
                   -s, --size=BYTES        the in/out parameter of each connection, k, m, g suffixes (default 4096)
                   -f, --fncode=F          function code 1..3 (default 1, add one)
+                  -w, --connecting=K      clients connecting at once, the others wait their turn (default 64)
                   -S, --serve             run the software NAA in this JVM, listening on ADDRESS
                   -P, --server-pid=PID    the server process whose threads and memory to report
                 """ + CommonOptions.CLIENT_USAGE_TAIL);
@@ -82,8 +87,8 @@ public final class NaaiceLoad {
      * every RPC, 1 when one failed or hung, 2 on a usage error.
      */
     public static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
-        Getopt g = new Getopt("naaice-load", args, "a:p:l:c:n:s:f:SP:t:vqh", "address:a", "port:p", "local:l", "clients:c",
-                "rpcs:n", "size:s", "fncode:f", "serve:S", "server-pid:P", "timeout:t", "verbose:v", "quiet:q", "help:h");
+        Getopt g = new Getopt("naaice-load", args, "a:p:l:c:n:s:f:w:SP:t:vqh", "address:a", "port:p", "local:l", "clients:c",
+                "rpcs:n", "size:s", "fncode:f", "connecting:w", "serve:S", "server-pid:P", "timeout:t", "verbose:v", "quiet:q", "help:h");
         String address = null;
         String localAddress = null;
         int port = NaaClient.DEFAULT_PORT;
@@ -91,6 +96,7 @@ public final class NaaiceLoad {
         int rpcs = 10;
         long size = 4096;
         int fn = ReferenceKernels.FN_ADD_ONE;
+        int connecting = DEFAULT_CONNECTING;
         boolean serve = false;
         long serverPid = -1;
         Duration timeout = Duration.ofSeconds(60);
@@ -105,6 +111,7 @@ public final class NaaiceLoad {
                     case 'n' -> rpcs = (int) number("--rpcs", g.argument(), 1, 10_000_000);
                     case 's' -> size = size(g.argument());
                     case 'f' -> fn = (int) number("--fncode", g.argument(), 1, 3);
+                    case 'w' -> connecting = (int) number("--connecting", g.argument(), 1, 100_000);
                     case 'S' -> serve = true;
                     case 'P' -> serverPid = number("--server-pid", g.argument(), 1, Integer.MAX_VALUE);
                     case 't' -> timeout = Duration.ofSeconds(number("--timeout", g.argument(), 1, 86_400));
@@ -143,7 +150,7 @@ public final class NaaiceLoad {
         NaaServer server = serve ? NaaServer.builder().bind(naa).maxConnections(Math.max(1024, clients)).start() : null;
         Result r;
         try {
-            r = load(naa, local, clients, rpcs, size, fn, timeout, pid);
+            r = load(naa, local, clients, rpcs, size, fn, connecting, timeout, pid);
         } finally {
             if (server != null) {
                 server.close();
@@ -182,13 +189,14 @@ public final class NaaiceLoad {
     /**
      * The load itself: {@code clients} virtual threads each connect to {@code naa} (from {@code
      * local}, or null) with one in/out parameter of {@code size} bytes and set it up; once all are
-     * set up (or failed), each runs {@code rpcs} RPCs of {@code fn} (1..3), verifying every byte
+     * set up (or failed; at most {@code connecting} connect and set up at a time), each runs {@code rpcs} RPCs of {@code fn} (1..3), verifying every byte
      * after each; once all are through, they close. Each step has {@code timeout}; a client still
      * running {@code timeout} after the last step's deadline counts as hung. Threads and memory are
      * read from {@code /proc/PID/status} of {@code pid}, the peak sampled every 20 ms.
      */
     public static Result load(InetSocketAddress naa, InetSocketAddress local, int clients, int rpcs, long size, int fn,
-                              Duration timeout, long pid) throws InterruptedException {
+                              int connecting, Duration timeout, long pid) throws InterruptedException {
+        Semaphore turns = new Semaphore(connecting);
         int add = fn == ReferenceKernels.FN_ADD_ONE ? 1 : fn == ReferenceKernels.FN_ADD_TWO ? 2 : 0;
         Path status = Path.of("/proc", Long.toString(pid), "status");
         int threadsBefore = (int) statusField(status, "Threads:");
@@ -234,12 +242,14 @@ public final class NaaiceLoad {
                         b.localAddress(local);
                     }
                     try (NaaClient c = b.build()) {
+                        turns.acquire();
                         try {
                             c.connect(timeout);
                             c.setupRegions(timeout);
                             setupMicros[me] = c.setupNanos() / 1000;
                             peakOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
                         } finally {
+                            turns.release();
                             arrived = true;
                             setUp.countDown();
                         }

@@ -78,8 +78,8 @@ class NaaiceLoadDeviceTest {
 
     private static NaaiceLoad.Result load(int clients) throws Exception {
         long t0 = System.nanoTime();
-        NaaiceLoad.Result r = NaaiceLoad.load(naa, local, clients, 10, 4096, ReferenceKernels.FN_ADD_ONE, WAIT,
-                ProcessHandle.current().pid());
+        NaaiceLoad.Result r = NaaiceLoad.load(naa, local, clients, 10, 4096, ReferenceKernels.FN_ADD_ONE,
+                NaaiceLoad.DEFAULT_CONNECTING, WAIT, ProcessHandle.current().pid());
         NaaiceLoad.print(r, System.out, "this JVM");
         System.out.printf("TIME load %d: %d ms%n", clients, (System.nanoTime() - t0) / 1_000_000);
         assertThat(r.failures()).as("client failures").isEmpty();
@@ -97,7 +97,6 @@ class NaaiceLoadDeviceTest {
     /** 16, then 256 concurrent clients x 10 RPCs: all verified, and the OS threads do not grow with the clients. */
     @Test
     void twoHundredFiftySixClientsOnAFixedSetOfThreads() throws Exception {
-        load(16); // warms up the code paths (and the JIT's threads) at a small scale
         NaaiceLoad.Result small = load(16);
         NaaiceLoad.Result big = load(256);
         System.out.printf("OS threads at the peak: %d with 16 clients, %d with 256; RSS per connection %d / %d KiB%n",
