@@ -150,7 +150,7 @@ public final class NaaiceLoad {
         NaaServer server = serve ? NaaServer.builder().bind(naa).maxConnections(Math.max(1024, clients)).start() : null;
         Result r;
         try {
-            r = load(naa, local, clients, rpcs, size, fn, connecting, timeout, pid);
+            r = load(naa, local, clients, rpcs, size, fn, connecting, timeout, pid, err);
         } finally {
             if (server != null) {
                 server.close();
@@ -192,10 +192,11 @@ public final class NaaiceLoad {
      * set up (or failed; at most {@code connecting} connect and set up at a time), each runs {@code rpcs} RPCs of {@code fn} (1..3), verifying every byte
      * after each; once all are through, they close. Each step has {@code timeout}; a client still
      * running {@code timeout} after the last step's deadline counts as hung. Threads and memory are
-     * read from {@code /proc/PID/status} of {@code pid}, the peak sampled every 20 ms.
+     * read from {@code /proc/PID/status} of {@code pid}, the peak sampled every 20 ms. Progress
+     * lines (all set up, all RPCs through) go to {@code progress}, unless it is null.
      */
     public static Result load(InetSocketAddress naa, InetSocketAddress local, int clients, int rpcs, long size, int fn,
-                              int connecting, Duration timeout, long pid) throws InterruptedException {
+                              int connecting, Duration timeout, long pid, PrintStream progress) throws InterruptedException {
         Semaphore turns = new Semaphore(connecting);
         int add = fn == ReferenceKernels.FN_ADD_ONE ? 1 : fn == ReferenceKernels.FN_ADD_TWO ? 2 : 0;
         Path status = Path.of("/proc", Long.toString(pid), "status");
@@ -287,7 +288,14 @@ public final class NaaiceLoad {
             });
         }
         // connect + setup, the RPCs, the close: three steps at most
-        boolean allEnded = ended.await(4 * stepNanos, TimeUnit.NANOSECONDS);
+        long end = t0 + 4 * stepNanos;
+        if (setUp.await(end - System.nanoTime(), TimeUnit.NANOSECONDS) && progress != null) {
+            progress.printf("naaice-load: %d of %d clients set up after %.1f s%n", open.get(), clients, (System.nanoTime() - t0) / 1e9);
+        }
+        if (done.await(end - System.nanoTime(), TimeUnit.NANOSECONDS) && progress != null) {
+            progress.printf("naaice-load: %d RPCs verified after %.1f s%n", verified.get(), (System.nanoTime() - t0) / 1e9);
+        }
+        boolean allEnded = ended.await(end - System.nanoTime(), TimeUnit.NANOSECONDS);
         long millis = (System.nanoTime() - t0) / 1_000_000;
         sampler.interrupt();
         sampler.join();

@@ -10,6 +10,9 @@ import dev.verbs4j.naaice.NaaiceException;
 import dev.verbs4j.naaice.ReferenceKernels;
 import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -20,6 +23,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,6 +53,8 @@ class NaaiceLoadDeviceTest {
     private static final int PORT = 12370;
     /** OS threads the 256-client run may have beyond the 16-client run (JIT compiler threads come and go). */
     private static final int THREAD_MARGIN = 6;
+    /** The JVM's OS threads at most, whatever the clients (measured: 26 in the test bed's 2-CPU VM). */
+    private static final int MAX_THREADS = 64;
     private static NaaServer server;
     private static InetSocketAddress naa;
     private static InetSocketAddress local;
@@ -79,7 +86,7 @@ class NaaiceLoadDeviceTest {
     private static NaaiceLoad.Result load(int clients) throws Exception {
         long t0 = System.nanoTime();
         NaaiceLoad.Result r = NaaiceLoad.load(naa, local, clients, 10, 4096, ReferenceKernels.FN_ADD_ONE,
-                NaaiceLoad.DEFAULT_CONNECTING, WAIT, ProcessHandle.current().pid());
+                NaaiceLoad.DEFAULT_CONNECTING, WAIT, ProcessHandle.current().pid(), System.out);
         NaaiceLoad.print(r, System.out, "this JVM");
         System.out.printf("TIME load %d: %d ms%n", clients, (System.nanoTime() - t0) / 1_000_000);
         assertThat(r.failures()).as("client failures").isEmpty();
@@ -94,14 +101,31 @@ class NaaiceLoadDeviceTest {
         return r;
     }
 
-    /** 16, then 256 concurrent clients x 10 RPCs: all verified, and the OS threads do not grow with the clients. */
+    /**
+     * 16, then 256 concurrent clients x 10 RPCs: all verified, the OS threads do not grow with the
+     * clients, and no virtual thread (client, connection, listener) was pinned to its carrier
+     * while it waited (JFR {@code jdk.VirtualThreadPinned}, threshold 0: none).
+     */
     @Test
     void twoHundredFiftySixClientsOnAFixedSetOfThreads() throws Exception {
         NaaiceLoad.Result small = load(16);
-        NaaiceLoad.Result big = load(256);
-        System.out.printf("OS threads at the peak: %d with 16 clients, %d with 256; RSS per connection %d / %d KiB%n",
-                small.threadsPeak(), big.threadsPeak(), small.rssPerConnectionKiB(), big.rssPerConnectionKiB());
+        Path jfr = Files.createTempFile("naaice-load", ".jfr");
+        NaaiceLoad.Result big;
+        try (Recording rec = new Recording()) {
+            rec.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ZERO).withStackTrace();
+            rec.start();
+            big = load(256);
+            rec.stop();
+            rec.dump(jfr);
+        }
+        List<RecordedEvent> pinned = RecordingFile.readAllEvents(jfr);
+        Files.deleteIfExists(jfr);
+        System.out.printf("OS threads at the peak: %d with 16 clients, %d with 256; RSS per connection %d / %d KiB;"
+                        + " %d pinned virtual threads%n", small.threadsPeak(), big.threadsPeak(), small.rssPerConnectionKiB(),
+                big.rssPerConnectionKiB(), pinned.size());
+        assertThat(pinned).as("jdk.VirtualThreadPinned events").isEmpty();
         assertThat(big.threadsPeak()).as("OS threads with 256 clients against 16").isLessThanOrEqualTo(small.threadsPeak() + THREAD_MARGIN);
+        assertThat(big.threadsPeak()).as("OS threads with 256 clients").isLessThan(MAX_THREADS);
     }
 
     /** Beyond the connection limit a request is rejected with the reason; beyond the total bytes, the region setup is refused. */
