@@ -630,6 +630,21 @@ public final class NaaClient implements AutoCloseable {
     }
 
     /**
+     * Fails the context with {@link NaaiceException.Reason#TIMEOUT}: {@code what} did not finish
+     * within {@code timeout} (for a caller that owns the deadline, such as {@link NaaHandle});
+     * returns the failure (an earlier one, if the context had already failed).
+     */
+    NaaiceException timedOut(String what, Duration timeout) {
+        lock.lock();
+        try {
+            return fail(NaaiceException.Reason.TIMEOUT, 0, what + " did not finish within " + timeout + " (state "
+                    + machine.state() + ")", null);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
      * Under the lock: what to sleep on for the next step, the connection manager's channel (while
      * connecting) or the completion channel (armed here); null when there is nothing to sleep on
      * (failed, closed) or arming found completions to take first (they are taken).

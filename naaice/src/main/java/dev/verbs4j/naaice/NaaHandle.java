@@ -272,14 +272,8 @@ public final class NaaHandle implements AutoCloseable {
                 }
                 left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    try {
-                        client.await(NaaState.FINISHED, Duration.ofNanos(1), "invocation " + client.rpcCount()); // fails with TIMEOUT
-                    } catch (RuntimeException e) {
-                        pending = null;
-                        f.completeExceptionally(e);
-                        return;
-                    }
-                    settle();
+                    pending = null;
+                    f.completeExceptionally(client.timedOut("invocation " + client.rpcCount(), timeout));
                     return;
                 }
             } catch (RuntimeException | Error e) {
@@ -363,9 +357,7 @@ public final class NaaHandle implements AutoCloseable {
                 }
                 left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    client.await(NaaState.FINISHED, Duration.ofNanos(1), "invocation " + client.rpcCount()); // fails with TIMEOUT
-                    settle();
-                    return status();
+                    throw client.timedOut("invocation " + client.rpcCount(), timeout);
                 }
             } finally {
                 lock.unlock();
