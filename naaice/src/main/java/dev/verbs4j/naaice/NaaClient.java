@@ -54,9 +54,14 @@ import java.util.function.Supplier;
  * #close()}.
  *
  * <p>Threads: one thread drives a context at a time; every method takes the context's lock, so a
- * call from another thread (typically {@link #close()}) is safe: it waits for the call in progress
- * (a blocking call lets go of the lock between slices of at most 100 ms), and the blocking call
- * then ends with an {@link IllegalStateException} (the context is closed).
+ * call from another thread (typically {@link #close()}) is safe. A blocking call holds the lock
+ * only while it progresses, never while it sleeps: it sleeps on the connection manager's or the
+ * completion channel without it (a virtual thread parks there, its carrier free; see the
+ * readiness poller of verbs), so a {@link #close()} from another thread gets the lock at once,
+ * wakes the sleeper by closing the channels, and the blocking call ends with an {@link
+ * IllegalStateException} (the context is closed). A sleep lasts until a completion or event
+ * arrives, at most one second at a time (a connection manager event that comes while the
+ * context sleeps on its completions is seen then), so an idle context costs one wake-up a second.
  */
 public final class NaaClient implements AutoCloseable {
 
@@ -81,7 +86,8 @@ public final class NaaClient implements AutoCloseable {
     private static final long ABORT_SEND_WAIT_NANOS = 1_000_000_000L;
     /** How long {@link #close()} leaves the NAA to take its abort message before disconnecting. */
     private static final long ABORT_GRACE_NANOS = 500_000_000L;
-    private static final long SLICE_NANOS = 100_000_000L;
+    /** The longest one sleep lasts (see the class comment). */
+    private static final long SLICE_NANOS = 1_000_000_000L;
     private static final long PAGE = 4096;
 
     /** One region of the context (parameter or internal). */
@@ -535,10 +541,11 @@ public final class NaaClient implements AutoCloseable {
     /**
      * One progress round that may wait: progresses, and if that moved nothing and the context is
      * still working towards a state, sleeps on the completion or event channel for at most {@code
-     * max} (and at most 100 ms, the lock held meanwhile) and progresses again. Never fails for
-     * running out of time (the caller owns the deadline). Returns the state afterwards.
+     * max} (and at most one second; the lock is not held meanwhile) and progresses again. Never
+     * fails for running out of time (the caller owns the deadline). Returns the state afterwards.
      */
     public NaaState progress(Duration max) {
+        AutoCloseable target;
         lock.lock();
         try {
             NaaState before = progress();
@@ -546,17 +553,14 @@ public final class NaaClient implements AutoCloseable {
                     || before == NaaState.CONNECTED || before == NaaState.DISCONNECTED) {
                 return before;
             }
-            try {
-                waitSlice(Math.max(1, Math.min(SLICE_NANOS, max.toNanos())));
-            } catch (NaaiceException e) {
-                // in ERROR
-            } catch (RuntimeException e) {
-                fail(NaaiceException.Reason.LOCAL, 0, "waiting for progress failed", e);
-            }
-            return progress();
+            target = sleepTarget();
         } finally {
             lock.unlock();
         }
+        if (target != null) {
+            sleep(target, Math.max(1, Math.min(SLICE_NANOS, max.toNanos())));
+        }
+        return progress();
     }
 
     // ---------------------------------------------------------------- blocking steps
@@ -595,7 +599,9 @@ public final class NaaClient implements AutoCloseable {
     public void await(NaaState target, Duration timeout, String what) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            // the lock is held for one slice at a time: a close() from another thread gets in between
+            AutoCloseable sleepOn;
+            long left;
+            // the lock is held while progressing, not while sleeping: a close() from another thread gets in
             lock.lock();
             try {
                 NaaState s = progress();
@@ -608,36 +614,101 @@ public final class NaaClient implements AutoCloseable {
                 if (s == NaaState.DISCONNECTED) {
                     throw new IllegalStateException("the context is closed");
                 }
-                long left = deadline - System.nanoTime();
+                left = deadline - System.nanoTime();
                 if (left <= 0) {
                     throw fail(NaaiceException.Reason.TIMEOUT, 0, what + " did not finish within " + timeout + " (state " + s + ")",
                             null);
                 }
-                waitSlice(Math.min(left, SLICE_NANOS));
+                sleepOn = sleepTarget();
             } finally {
                 lock.unlock();
+            }
+            if (sleepOn != null) {
+                sleep(sleepOn, Math.min(left, SLICE_NANOS));
             }
         }
     }
 
-    private void waitSlice(long nanos) {
+    /**
+     * Fails the context with {@link NaaiceException.Reason#TIMEOUT}: {@code what} did not finish
+     * within {@code timeout} (for a caller that owns the deadline, such as {@link NaaHandle});
+     * returns the failure (an earlier one, if the context had already failed).
+     */
+    NaaiceException timedOut(String what, Duration timeout) {
+        lock.lock();
+        try {
+            return fail(NaaiceException.Reason.TIMEOUT, 0, what + " did not finish within " + timeout + " (state "
+                    + machine.state() + ")", null);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Under the lock: what to sleep on for the next step, the connection manager's channel (while
+     * connecting) or the completion channel (armed here); null when there is nothing to sleep on
+     * (failed, closed) or arming found completions to take first (they are taken).
+     */
+    private AutoCloseable sleepTarget() {
         NaaState s = machine.state();
-        if (cq == null || s == NaaState.INIT || s == NaaState.READY) {
-            CmEvent ev = events.getEvent(Duration.ofNanos(nanos));
-            if (ev != null) {
-                try {
-                    handle(ev);
-                } catch (NaaiceException e) {
-                    // in ERROR
+        if (closed || s == NaaState.ERROR || s == NaaState.DISCONNECTED) {
+            return null;
+        }
+        try {
+            if (cq == null || s == NaaState.INIT || s == NaaState.READY) {
+                return events;
+            }
+            cq.requestNotify(false);
+            return drain() ? null : completionChannel;
+        } catch (NaaiceException e) {
+            return null; // in ERROR
+        } catch (RuntimeException e) {
+            fail(NaaiceException.Reason.LOCAL, 0, "waiting for progress failed", e);
+            return null;
+        }
+    }
+
+    /**
+     * Without the lock: sleeps on {@code target} (from {@link #sleepTarget}) for at most {@code
+     * nanos}, and handles, under the lock, a connection manager event taken meanwhile. A close
+     * from another thread closes the channel, which wakes the sleep; the caller's next progress
+     * then sees the context closed.
+     */
+    private void sleep(AutoCloseable target, long nanos) {
+        CmEvent ev = null;
+        try {
+            if (target instanceof EventChannel ch) {
+                ev = ch.getEvent(Duration.ofNanos(nanos));
+            } else {
+                ((CompletionChannel) target).await(Duration.ofNanos(nanos));
+            }
+        } catch (IllegalStateException e) {
+            return; // closed meanwhile: the next progress says so
+        } catch (RuntimeException e) {
+            lock.lock();
+            try {
+                if (!closed) {
+                    fail(NaaiceException.Reason.LOCAL, 0, "waiting for progress failed", e);
                 }
+            } finally {
+                lock.unlock();
             }
             return;
         }
-        cq.requestNotify(false);
-        if (drain()) {
-            return;
+        if (ev != null) {
+            lock.lock();
+            try {
+                if (!closed) {
+                    handle(ev);
+                }
+            } catch (NaaiceException e) {
+                // in ERROR
+            } catch (RuntimeException e) {
+                fail(NaaiceException.Reason.LOCAL, 0, "handling " + ev.type() + " failed", e);
+            } finally {
+                lock.unlock();
+            }
         }
-        completionChannel.await(Duration.ofNanos(nanos));
     }
 
     // ---------------------------------------------------------------- event handling

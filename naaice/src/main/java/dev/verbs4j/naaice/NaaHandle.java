@@ -7,6 +7,7 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
@@ -14,8 +15,8 @@ import java.util.function.Supplier;
  * The NAAICE middleware (the C library's AP2, {@code naa_handle}): one remote function on one NAA,
  * over input and output parameters. {@link #create} finds the NAA in the {@link NaaSpec} ({@code
  * NAA_SPEC}), connects and sets the regions up; then {@link #invoke()} starts an invocation,
- * {@link #test()} progresses it without blocking, {@link #await} blocks until it is over; {@link
- * #close()} disconnects.
+ * {@link #test()} progresses it without blocking, {@link #await} blocks until it is over, or
+ * {@link #invokeAsync} starts one and returns a future of its status; {@link #close()} disconnects.
  *
  * <pre>{@code
  * try (NaaHandle h = NaaHandle.create(1, List.of(NaaParam.of(a), NaaParam.of(b)), List.of(NaaParam.of(c)))) {
@@ -33,8 +34,20 @@ import java.util.function.Supplier;
  *
  * <p>Threads: every method may be called from any thread; one lock serialises them, so the state
  * is never corrupted. {@link #invoke()} while an invocation is running fails with {@link
- * IllegalStateException} and changes nothing; {@link #await} holds the lock only for short slices,
- * so {@link #test()} and {@link #close()} from other threads keep answering. Memory: the
+ * IllegalStateException} and changes nothing; {@link #await} holds the lock only while it
+ * progresses, not while it sleeps on the connection (a virtual thread parks there, its carrier
+ * free), so {@link #test()} and {@link #close()} from other threads keep answering, and a close
+ * wakes it.
+ *
+ * <p>Futures: {@link #invokeAsync} completes its future from whichever thread sees the invocation
+ * end: the invocation's own virtual thread (parked on the connection's completion channel, no OS
+ * thread held; it leaves once the invocation is over, failed or timed out, or the handle closed),
+ * or a thread in {@link #test()} or {@link #await}. Callbacks attached without an executor run on
+ * that thread (or on the caller, when the future is already complete): keep them short, or use
+ * the {@code *Async} variants. Back-pressure: a handle runs one invocation at a time (a NAAICE
+ * connection has one RPC in flight), so {@code invokeAsync} while one runs fails at once with
+ * {@link IllegalStateException}; to have N invocations in flight, use N handles (the NAA's own
+ * limits bound them). Memory: the
  * parameters are the application's native segments, registered in place; they must come from an
  * open {@link dev.verbs4j.verbs.RdmaArena} (or the global arena), whose close deregisters them
  * before freeing the memory (the handle then fails at its next invocation, and the NAA can never
@@ -48,7 +61,8 @@ public final class NaaHandle implements AutoCloseable {
     /** The default timeout of {@link #create} (connection and region setup). */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
 
-    private static final Duration SLICE = Duration.ofMillis(20);
+    /** The longest one sleep of {@link #await} (the client wakes sooner on every completion). */
+    private static final Duration SLICE = Duration.ofSeconds(1);
 
     private final ReentrantLock lock = new ReentrantLock(true);
     private final NaaSpec spec;
@@ -58,6 +72,8 @@ public final class NaaHandle implements AutoCloseable {
     private final Object owner;
     private boolean invoked;
     private boolean closed;
+    /** The future of the running invocation, if it came from {@link #invokeAsync}. */
+    private CompletableFuture<NaaStatus> pending;
 
     private NaaHandle(NaaSpec spec, NaaSpec.Item item, Object owner, int functionCode, NaaClient client) {
         this.spec = spec;
@@ -193,6 +209,12 @@ public final class NaaHandle implements AutoCloseable {
                 throw new IllegalStateException("the handle is closed");
             }
             NaaState s = client.state();
+            if (pending != null) {
+                settle(); // the last invocation ended while its future's thread slept
+                if (pending != null) {
+                    throw new IllegalStateException("an invocation is running (" + s + ")");
+                }
+            }
             if (s != NaaState.MRSP_DONE && s != NaaState.FINISHED
                     && !(s == NaaState.ERROR && client.failure() != null
                     && client.failure().reason() == NaaiceException.Reason.NAA_RETURN_CODE)) {
@@ -207,6 +229,92 @@ public final class NaaHandle implements AutoCloseable {
     }
 
     /**
+     * Starts an invocation like {@link #invoke()} and returns a future of its status, completed
+     * without a thread of the caller's waiting (see the class comment for the thread that
+     * completes it and runs its callbacks). It fails with the {@link NaaiceException} {@link
+     * #await} would throw (a connection failure; a {@link NaaiceException.Reason#TIMEOUT} when
+     * the invocation did not end within {@code timeout}, the handle then failed), or with an
+     * {@link IllegalStateException} when the handle is closed meanwhile. A non-zero NAA return
+     * code completes it normally ({@link NaaStatus#naaError()}). Cancelling the future only stops
+     * waiting for it: NAAICE cannot call an RPC back, so the invocation runs to its end, and the
+     * handle takes the next one once it is over.
+     *
+     * @throws IllegalStateException when an invocation is still running, or the handle failed or is closed
+     */
+    public CompletableFuture<NaaStatus> invokeAsync(Duration timeout) {
+        CompletableFuture<NaaStatus> f = new CompletableFuture<>();
+        int number;
+        lock.lock();
+        try {
+            invoke();
+            pending = f;
+            number = client.rpcCount();
+        } finally {
+            lock.unlock();
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Thread.ofVirtual().name("naaice-invocation-" + number).start(() -> follow(f, deadline, timeout));
+        return f;
+    }
+
+    /** The thread of an {@link #invokeAsync} future: progresses until the invocation is over, then settles the future. */
+    private void follow(CompletableFuture<NaaStatus> f, long deadline, Duration timeout) {
+        while (true) {
+            long left;
+            lock.lock();
+            try {
+                if (pending != f) {
+                    return; // settled by another thread (test, await, invoke, close)
+                }
+                client.progress();
+                if (settle()) {
+                    return;
+                }
+                left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    pending = null;
+                    f.completeExceptionally(client.timedOut("invocation " + client.rpcCount(), timeout));
+                    return;
+                }
+            } catch (RuntimeException | Error e) {
+                pending = null;
+                f.completeExceptionally(e);
+                return;
+            } finally {
+                lock.unlock();
+            }
+            client.progress(Duration.ofNanos(Math.min(left, SLICE.toNanos())));
+        }
+    }
+
+    /**
+     * Under the lock: completes the pending future when its invocation is over (with its status,
+     * or the connection's failure) or the handle is closed; true when it did (or there was none).
+     */
+    private boolean settle() {
+        CompletableFuture<NaaStatus> f = pending;
+        if (f == null) {
+            return true;
+        }
+        if (closed) {
+            pending = null;
+            f.completeExceptionally(new IllegalStateException("the handle is closed"));
+            return true;
+        }
+        NaaState s = client.state();
+        if (s != NaaState.FINISHED && s != NaaState.ERROR && s != NaaState.DISCONNECTED) {
+            return false;
+        }
+        pending = null;
+        try {
+            f.complete(status());
+        } catch (RuntimeException e) {
+            f.completeExceptionally(e);
+        }
+        return true;
+    }
+
+    /**
      * {@code naa_test}: one non-blocking progress round; the status tells whether the invocation
      * is over and the NAA's return code.
      *
@@ -217,6 +325,7 @@ public final class NaaHandle implements AutoCloseable {
         try {
             checkOpen();
             client.progress();
+            settle();
             return status();
         } finally {
             lock.unlock();
@@ -234,24 +343,27 @@ public final class NaaHandle implements AutoCloseable {
     public NaaStatus await(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
+            long left;
             lock.lock();
             try {
                 checkOpen();
                 if (!invoked) {
                     throw new IllegalStateException("nothing was invoked");
                 }
-                long left = deadline - System.nanoTime();
-                NaaState s = left > 0 ? client.progress(left < SLICE.toNanos() ? Duration.ofNanos(left) : SLICE) : client.progress();
+                NaaState s = client.progress();
                 if (s == NaaState.FINISHED || s == NaaState.ERROR) {
+                    settle();
                     return status();
                 }
-                if (deadline - System.nanoTime() <= 0) {
-                    client.await(NaaState.FINISHED, Duration.ofNanos(1), "invocation " + client.rpcCount()); // fails with TIMEOUT
-                    return status();
+                left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw client.timedOut("invocation " + client.rpcCount(), timeout);
                 }
             } finally {
                 lock.unlock();
             }
+            // sleeps without the handle's lock (nor the client's): test() and close() get in, a close wakes it
+            client.progress(Duration.ofNanos(Math.min(left, SLICE.toNanos())));
         }
     }
 
@@ -284,6 +396,7 @@ public final class NaaHandle implements AutoCloseable {
                 client.close();
             } finally {
                 spec.release(item, owner);
+                settle();
             }
         } finally {
             lock.unlock();

@@ -9,35 +9,55 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The software NAA: listens for NAAICE clients (C or Java) through RDMA CM, answers their memory
  * region setup, runs the {@link Kernel} their function code selects and writes the results back,
- * for any number of RPCs per connection and several connections at once.
+ * for any number of RPCs per connection and many connections at once.
  *
- * <p>Threads: one listener thread takes the connection manager events of all connections; each
- * established connection has a worker thread that waits on its own completion channel. Memory: the
- * server owns everything it creates; each connection's regions are allocated (zero-filled,
- * registered) when its request arrives and freed when it disconnects. {@link #close()} stops the
- * listener, disconnects every client and frees everything.
+ * <p>Threads: one virtual thread takes the connection manager events of all connections, and each
+ * established connection is served by a virtual thread of its own that waits on the connection's
+ * completion channel (woken by its completions; a disconnect flushes them). A waiting virtual
+ * thread holds no OS thread, so the server's OS threads do not grow with its connections: they are
+ * the JVM's virtual-thread carriers and the one readiness poller thread of verbs. Kernels run on
+ * the connection's virtual thread; one that computes for long occupies a carrier meanwhile.
+ *
+ * <p>Limits: connections at once ({@link Builder#maxConnections}; beyond, the request is rejected
+ * with the reason in the private data, which the client reports), regions and bytes per
+ * connection and in total over all connections ({@link Builder#maxRegions}, {@link
+ * Builder#maxBytes}, {@link Builder#maxTotalRegions}, {@link Builder#maxTotalBytes}; beyond, the
+ * region setup is answered with the MRSP error the client reports: too many regions, not enough
+ * memory). The defaults serve 1,024 connections.
+ *
+ * <p>Memory: the server owns everything it creates; each connection's regions are allocated
+ * (zero-filled, registered) when its request arrives and freed when it disconnects. {@link
+ * #close()} stops the listener, disconnects every client and frees everything.
  */
 public final class NaaServer implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(NaaServer.class.getName());
+    /** How long the listener waits for an event before it looks at {@link #stopping} again. */
+    private static final Duration LISTEN_SLICE = Duration.ofMillis(250);
+    /** Rejection private data: the CM carries at most 148 bytes in a REJ. */
+    private static final int MAX_REASON = 140;
 
     /** Limits and kernels of a server; see {@link NaaServer#builder()}. A mutable builder on the heap. */
     public static final class Builder {
         private InetSocketAddress bind = new InetSocketAddress(NaaClient.DEFAULT_PORT);
         private final Map<Integer, Kernel> kernels = new HashMap<>(ReferenceKernels.all());
-        private int maxConnections = 16;
+        private int maxConnections = 1024;
         private int maxRegions = 32;
         private long maxBytes = 1L << 30;
-        private int backlog = 10;
+        private long maxTotalRegions = 1L << 16;
+        private long maxTotalBytes = 4L << 30;
+        private int backlog = 1024;
         private boolean logEachRpc;
 
         private Builder() {
@@ -58,8 +78,11 @@ public final class NaaServer implements AutoCloseable {
             return this;
         }
 
-        /** Connections served at once (default 16); more are rejected. */
+        /** Connections served at once (default 1024); more are rejected with the reason in the private data. */
         public Builder maxConnections(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("maxConnections is at least 1, got " + n);
+            }
             this.maxConnections = n;
             return this;
         }
@@ -75,7 +98,37 @@ public final class NaaServer implements AutoCloseable {
 
         /** Bytes one connection may request in all (default 1 GiB); more → MRSP error 0x01. */
         public Builder maxBytes(long n) {
+            if (n < 0) {
+                throw new IllegalArgumentException("maxBytes is at least 0, got " + n);
+            }
             this.maxBytes = n;
+            return this;
+        }
+
+        /** Regions of all connections together (default 65536); a setup beyond → MRSP error 0x03. */
+        public Builder maxTotalRegions(long n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("maxTotalRegions is at least 1, got " + n);
+            }
+            this.maxTotalRegions = n;
+            return this;
+        }
+
+        /** Bytes of all connections' regions together (default 4 GiB); a setup beyond → MRSP error 0x01. */
+        public Builder maxTotalBytes(long n) {
+            if (n < 0) {
+                throw new IllegalArgumentException("maxTotalBytes is at least 0, got " + n);
+            }
+            this.maxTotalBytes = n;
+            return this;
+        }
+
+        /** Connection requests the connection manager queues before the listener takes them (default 1024, the kernel's cap). */
+        public Builder backlog(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("backlog is at least 1, got " + n);
+            }
+            this.backlog = n;
             return this;
         }
 
@@ -101,14 +154,21 @@ public final class NaaServer implements AutoCloseable {
     final long maxBytes;
     final boolean logEachRpc;
     private final int maxConnections;
+    private final long maxTotalRegions;
+    private final long maxTotalBytes;
     private final EventChannel events;
     private final CmId listener;
     private final Thread thread;
     private final Map<CmId, ServerConnection> connections = new ConcurrentHashMap<>();
     private final AtomicLong accepted = new AtomicLong();
+    private final AtomicLong rejected = new AtomicLong();
     final AtomicLong rpcs = new AtomicLong();
+    /** Regions and bytes the connections hold; guarded by {@link #budgetLock}. */
+    private long totalRegions;
+    private long totalBytes;
+    private final ReentrantLock budgetLock = new ReentrantLock();
     private volatile boolean stopping;
-    private final Object closeLock = new Object();
+    private final ReentrantLock closeLock = new ReentrantLock();
     private boolean closed;
 
     private NaaServer(Builder b) {
@@ -117,6 +177,8 @@ public final class NaaServer implements AutoCloseable {
         this.maxBytes = b.maxBytes;
         this.logEachRpc = b.logEachRpc;
         this.maxConnections = b.maxConnections;
+        this.maxTotalRegions = b.maxTotalRegions;
+        this.maxTotalBytes = b.maxTotalBytes;
         this.events = EventChannel.create();
         try {
             this.listener = events.createId(PortSpace.TCP);
@@ -126,10 +188,10 @@ public final class NaaServer implements AutoCloseable {
             events.close();
             throw e;
         }
-        this.thread = new Thread(this::listen, "naaice-server-" + listener.localPort());
-        thread.setDaemon(true);
+        this.thread = Thread.ofVirtual().name("naaice-server-" + listener.localPort()).unstarted(this::listen);
         thread.start();
-        LOG.log(System.Logger.Level.INFO, "NAAICE server listening on {0}, kernels {1}", b.bind, kernels.keySet());
+        LOG.log(System.Logger.Level.INFO, "NAAICE server listening on {0}, kernels {1}, at most {2} connections",
+                b.bind, kernels.keySet(), maxConnections);
     }
 
     /** The port the server listens on. */
@@ -147,16 +209,70 @@ public final class NaaServer implements AutoCloseable {
         return accepted.get();
     }
 
+    /** Connection requests rejected since the start (over the connection limit, or their resources could not be made). */
+    public long rejectedCount() {
+        return rejected.get();
+    }
+
     /** RPCs served since the start. */
     public long rpcCount() {
         return rpcs.get();
+    }
+
+    /** Bytes the open connections' regions hold (what their region setups asked for). */
+    public long bytesInUse() {
+        budgetLock.lock();
+        try {
+            return totalBytes;
+        } finally {
+            budgetLock.unlock();
+        }
+    }
+
+    /**
+     * Takes {@code regions} regions and {@code bytes} bytes of the server's totals for a
+     * connection's region setup; null when they fit (and are now taken), else why not and the MRSP
+     * error code to answer with.
+     */
+    Refusal reserve(int regions, long bytes) {
+        budgetLock.lock();
+        try {
+            if (totalRegions + regions > maxTotalRegions) {
+                return new Refusal(Mrsp.TOO_MANY_REGIONS, regions + " regions requested, the server holds " + totalRegions
+                        + " of at most " + maxTotalRegions + " in all");
+            }
+            if (totalBytes + bytes > maxTotalBytes) {
+                return new Refusal(Mrsp.NOT_ENOUGH_MEMORY, bytes + " bytes requested, the server holds " + totalBytes
+                        + " of at most " + maxTotalBytes + " in all");
+            }
+            totalRegions += regions;
+            totalBytes += bytes;
+            return null;
+        } finally {
+            budgetLock.unlock();
+        }
+    }
+
+    /** Gives back what {@link #reserve} took. */
+    void release(int regions, long bytes) {
+        budgetLock.lock();
+        try {
+            totalRegions -= regions;
+            totalBytes -= bytes;
+        } finally {
+            budgetLock.unlock();
+        }
+    }
+
+    /** Why a region setup is refused: the MRSP error code and a message for the log. */
+    record Refusal(int code, String why) {
     }
 
     private void listen() {
         while (!stopping) {
             CmEvent ev;
             try {
-                ev = events.getEvent(Duration.ofMillis(200));
+                ev = events.getEvent(LISTEN_SLICE);
             } catch (IllegalStateException e) {
                 return; // closed
             } catch (RuntimeException e) {
@@ -178,11 +294,12 @@ public final class NaaServer implements AutoCloseable {
         switch (ev.type()) {
             case CONNECT_REQUEST -> {
                 CmId id = ev.id();
-                if (stopping || connections.size() >= maxConnections) {
-                    LOG.log(System.Logger.Level.INFO, "NAAICE server: rejecting {0}: {1} connections open",
-                            id.peerAddress(), connections.size());
-                    id.reject("Server overloaded\0".getBytes(StandardCharsets.US_ASCII));
-                    id.close();
+                if (stopping) {
+                    reject(id, "Server closing");
+                    return;
+                }
+                if (connections.size() >= maxConnections) {
+                    reject(id, "Server overloaded: " + connections.size() + " connections open, at most " + maxConnections);
                     return;
                 }
                 ServerConnection c;
@@ -190,11 +307,7 @@ public final class NaaServer implements AutoCloseable {
                     c = new ServerConnection(this, id, accepted.incrementAndGet());
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "NAAICE server: cannot accept " + id.peerAddress(), e);
-                    try {
-                        id.reject(new byte[0]);
-                    } finally {
-                        id.close();
-                    }
+                    reject(id, "Server cannot create the connection: " + e.getMessage());
                     return;
                 }
                 connections.put(id, c);
@@ -217,27 +330,42 @@ public final class NaaServer implements AutoCloseable {
         }
     }
 
+    /** Rejects a connection request with {@code reason} (NUL-terminated, as the C NAA's) and frees its id. */
+    private void reject(CmId id, String reason) {
+        rejected.incrementAndGet();
+        LOG.log(System.Logger.Level.INFO, "NAAICE server: rejecting {0}: {1}", id.peerAddress(), reason);
+        byte[] text = reason.getBytes(StandardCharsets.US_ASCII);
+        byte[] data = Arrays.copyOf(text, Math.min(text.length, MAX_REASON - 1) + 1);
+        data[data.length - 1] = 0;
+        try {
+            id.reject(data);
+        } finally {
+            id.close();
+        }
+    }
+
     void removed(ServerConnection c) {
         connections.remove(c.id(), c);
     }
 
     /**
-     * Stops listening, disconnects every client, waits for the workers and frees everything;
-     * idempotent, and concurrent calls return once it is done. The event channel (and with it every
-     * connection's id) is closed only after the listener thread and every worker have exited: a
-     * worker still finishing an RPC is waited for (its connection is disconnected, so it stops at
-     * once after), never freed under it.
+     * Stops listening, disconnects every client, waits for the connections' threads and frees
+     * everything; idempotent, and concurrent calls return once it is done. The event channel (and
+     * with it every connection's id) is closed only after the listener and every connection's
+     * thread have exited: one still finishing an RPC is waited for (its connection is
+     * disconnected, so it stops at once after), never freed under it.
      */
     @Override
     public void close() {
-        synchronized (closeLock) {
+        closeLock.lock();
+        try {
             if (closed) {
                 return;
             }
             stopping = true;
             boolean interrupted = false;
             if (thread != Thread.currentThread()) {
-                // the listener ends within one event wait (200 ms) and the event it is handling
+                // the listener ends within one event wait and the event it is handling
                 while (thread.isAlive()) {
                     try {
                         thread.join();
@@ -259,6 +387,8 @@ public final class NaaServer implements AutoCloseable {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        } finally {
+            closeLock.unlock();
         }
         LOG.log(System.Logger.Level.INFO, "NAAICE server stopped after {0} connections, {1} RPCs", accepted.get(), rpcs.get());
     }

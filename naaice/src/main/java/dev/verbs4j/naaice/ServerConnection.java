@@ -27,11 +27,14 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One client connection of a {@link NaaServer}: its verbs resources, regions and worker thread.
- * Created and accepted on the listener thread; everything after ESTABLISHED happens on the worker,
- * which also frees the resources.
+ * One client connection of a {@link NaaServer}: its verbs resources, regions and worker (a
+ * virtual thread). Created and accepted on the listener thread; everything after ESTABLISHED
+ * happens on the worker, which also frees the resources. The worker sleeps on the connection's
+ * completion channel between completions (parked, no OS thread held); a disconnect moves the
+ * queue pair to the error state, which flushes its posted receive and so wakes the worker.
  */
 final class ServerConnection implements Runnable {
 
@@ -47,6 +50,11 @@ final class ServerConnection implements Runnable {
     private static final long WR_DATA_RECV = 3;
     private static final long WR_WRITE = 4;
     private static final int LOGGED_MRSP_ERRORS = 3;
+    /**
+     * The longest the worker sleeps before it looks at {@link #stop} again: completions and the
+     * flush of a disconnect wake it before, so this only bounds a wake-up that never comes.
+     */
+    private static final Duration IDLE_WAIT = Duration.ofSeconds(5);
 
     private record ServerRegion(MemoryRegion mr, int flags, long hostAddress, int hostRkey, long size) {
     }
@@ -76,7 +84,11 @@ final class ServerConnection implements Runnable {
     private long rpcStart;
     private long kernelNanos;
     private final long created = System.nanoTime();
+    private int reservedRegions;
+    private long reservedBytes;
     private volatile boolean stop;
+    /** Guards {@link #disconnected}, {@link #cleaned} and {@link #worker}. */
+    private final ReentrantLock lock = new ReentrantLock();
     private boolean disconnected;
     private boolean cleaned;
     private Thread worker;
@@ -128,16 +140,20 @@ final class ServerConnection implements Runnable {
         }
     }
 
-    /** On the listener thread: the connection is up; the worker takes over. */
-    synchronized void established() {
-        if (cleaned || worker != null) {
-            return;
+    /** On the listener thread: the connection is up; the worker (a new virtual thread) takes over. */
+    void established() {
+        lock.lock();
+        try {
+            if (cleaned || worker != null) {
+                return;
+            }
+            machine.moveTo(NaaState.CONNECTED);
+            LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1} established", number, peer);
+            worker = Thread.ofVirtual().name("naaice-connection-" + number).unstarted(this);
+            worker.start();
+        } finally {
+            lock.unlock();
         }
-        machine.moveTo(NaaState.CONNECTED);
-        LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1} established", number, peer);
-        worker = new Thread(this, "naaice-connection-" + number);
-        worker.setDaemon(true);
-        worker.start();
     }
 
     /** On the listener thread: the client disconnected or the connection failed. */
@@ -149,10 +165,13 @@ final class ServerConnection implements Runnable {
     /** Disconnects (answering the client's request, if any) and has the worker free everything. */
     void shutdown(String why) {
         Thread w;
-        synchronized (this) {
+        lock.lock();
+        try {
             disconnect();
             stop = true;
             w = worker;
+        } finally {
+            lock.unlock();
         }
         if (w == null) {
             cleanup();
@@ -162,13 +181,17 @@ final class ServerConnection implements Runnable {
     /**
      * Waits until the worker has exited (it frees the connection's resources as it goes), or
      * frees them here when there is no worker. No timeout: after {@link #shutdown} the worker
-     * stops within one wait slice (100 ms) plus the kernel call in progress, if any; what it uses
-     * is never freed under it. Not from the worker itself.
+     * stops once the disconnect's flush wakes it (at the latest after {@link #IDLE_WAIT}) plus the
+     * kernel call in progress, if any; what it uses is never freed under it. Not from the worker
+     * itself.
      */
     void join() {
         Thread w;
-        synchronized (this) {
+        lock.lock();
+        try {
             w = worker;
+        } finally {
+            lock.unlock();
         }
         if (w == null) {
             cleanup();
@@ -196,7 +219,8 @@ final class ServerConnection implements Runnable {
         }
     }
 
-    private synchronized void disconnect() {
+    /** Disconnects once (the queue pair goes to the error state and flushes); under {@link #lock}. */
+    private void disconnect() {
         if (disconnected || cleaned) {
             return;
         }
@@ -221,7 +245,7 @@ final class ServerConnection implements Runnable {
                 if (drain()) {
                     continue;
                 }
-                channel.await(Duration.ofMillis(100));
+                channel.await(IDLE_WAIT);
             }
         } catch (RuntimeException e) {
             if (!stop) {
@@ -337,6 +361,13 @@ final class ServerConnection implements Runnable {
             replyError(Mrsp.NOT_ENOUGH_MEMORY, total + " bytes requested, at most " + server.maxBytes);
             return;
         }
+        NaaServer.Refusal refusal = server.reserve(r.entries().size(), total);
+        if (refusal != null) {
+            replyError(refusal.code(), refusal.why());
+            return;
+        }
+        reservedRegions = r.entries().size();
+        reservedBytes = total;
         List<MrspMessage.AdvertiseEntry> advertise = new ArrayList<>();
         try {
             internalMemory = Arena.ofShared();
@@ -449,17 +480,23 @@ final class ServerConnection implements Runnable {
 
     private void fail(String why) {
         boolean expected;
-        synchronized (this) {
+        lock.lock();
+        try {
             expected = disconnected || stop; // flushed work requests after a disconnect are normal
+        } finally {
+            lock.unlock();
         }
         if (!expected && machine.state() != NaaState.ERROR) {
             LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1} failed in state {2}: {3}", number, peer,
                     machine.state(), why);
             machine.moveTo(NaaState.ERROR);
         }
-        synchronized (this) {
+        lock.lock();
+        try {
             disconnect();
             stop = true;
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -473,14 +510,27 @@ final class ServerConnection implements Runnable {
             internalMemory.close();
             internalMemory = null;
         }
+        releaseBudget();
+    }
+
+    /** Gives the server back the regions and bytes this connection's setup took. */
+    private void releaseBudget() {
+        if (reservedRegions != 0 || reservedBytes != 0) {
+            server.release(reservedRegions, reservedBytes);
+            reservedRegions = 0;
+            reservedBytes = 0;
+        }
     }
 
     private void cleanup() {
-        synchronized (this) {
+        lock.lock();
+        try {
             if (cleaned) {
                 return;
             }
             cleaned = true;
+        } finally {
+            lock.unlock();
         }
         for (AutoCloseable c : new AutoCloseable[]{id, cq, channel, pd, sends, receives, completions}) {
             try {
@@ -492,6 +542,7 @@ final class ServerConnection implements Runnable {
         if (internalMemory != null) {
             internalMemory.close();
         }
+        releaseBudget();
         if (machine.state() != NaaState.ERROR && machine.state() != NaaState.DISCONNECTED) {
             machine.moveTo(NaaState.FINISHED);
         }

@@ -2,6 +2,7 @@ package dev.verbs4j.tools;
 
 import dev.verbs4j.tools.naaice.NaaiceBench;
 import dev.verbs4j.tools.naaice.NaaiceClient;
+import dev.verbs4j.tools.naaice.NaaiceLoad;
 import dev.verbs4j.tools.naaice.NaaiceServer;
 import dev.verbs4j.tools.rdmacm.Mc;
 import dev.verbs4j.tools.rdmacm.McKey;
@@ -38,7 +39,7 @@ public final class ToolMain {
             Map.entry("rdma_server", RdmaServerExample::run), Map.entry("rdma_client", RdmaClientExample::run),
             Map.entry("rdma-echo-load", RdmaEchoLoad::run),
             Map.entry("naaice-server", NaaiceServer::run), Map.entry("naaice-client", NaaiceClient::run),
-            Map.entry("naaice-bench", NaaiceBench::run),
+            Map.entry("naaice-bench", NaaiceBench::run), Map.entry("naaice-load", NaaiceLoad::run),
             Map.entry("vipl-pingpong", ViplPingPong::run), Map.entry("vipl-bw", ViplBw::run));
 
     private ToolMain() {

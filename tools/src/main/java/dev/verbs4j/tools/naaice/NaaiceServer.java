@@ -26,9 +26,11 @@ public final class NaaiceServer {
                 Usage: naaice-server [OPTIONS]
                   -p, --port=PORT            listen on PORT (default 12345)
                   -b, --bind=ADDRESS         listen on this address only (default: all)
-                  -c, --max-connections=N    connections served at once (default 16)
+                  -c, --max-connections=N    connections served at once (default 1024)
                   -r, --max-regions=N        regions per connection (default 32)
                   -m, --max-bytes=N          bytes per connection, k, m, g suffixes (default 1073741824)
+                  -R, --max-total-regions=N  regions of all connections together (default 65536)
+                  -M, --max-total-bytes=N    bytes of all connections together, k, m, g suffixes (default 4294967296)
                   -d, --duration=SECONDS     stop after this many seconds (default: run until killed)
                   -v, --verbose              log each event in more detail (DEBUG as well as INFO)
                   -q, --quiet                log warnings and errors only
@@ -42,8 +44,8 @@ public final class NaaiceServer {
      * passes or the calling thread is interrupted, then stops it and returns 0 (2 on a usage error).
      */
     public static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
-        Getopt g = new Getopt("naaice-server", args, "p:b:c:r:m:d:vqh", "port:p", "bind:b", "max-connections:c",
-                "max-regions:r", "max-bytes:m", "duration:d", "verbose:v", "quiet:q", "help:h");
+        Getopt g = new Getopt("naaice-server", args, "p:b:c:r:m:R:M:d:vqh", "port:p", "bind:b", "max-connections:c",
+                "max-regions:r", "max-bytes:m", "max-total-regions:R", "max-total-bytes:M", "duration:d", "verbose:v", "quiet:q", "help:h");
         int port = NaaClient.DEFAULT_PORT;
         String bind = null;
         NaaServer.Builder b = NaaServer.builder().logEachRpc(true);
@@ -57,6 +59,8 @@ public final class NaaiceServer {
                 case 'c' -> b.maxConnections(Integer.parseInt(g.argument()));
                 case 'r' -> b.maxRegions(Integer.parseInt(g.argument()));
                 case 'm' -> b.maxBytes(Sizes.parse(g.argument()));
+                case 'R' -> b.maxTotalRegions(Long.parseLong(g.argument()));
+                case 'M' -> b.maxTotalBytes(Sizes.parse(g.argument()));
                 case 'd' -> duration = Long.parseLong(g.argument());
                 default -> {
                     int end = common.take(c);
