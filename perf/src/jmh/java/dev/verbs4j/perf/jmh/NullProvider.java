@@ -93,6 +93,8 @@ public final class NullProvider implements AutoCloseable {
         }
         MemorySegment objects;
         try {
+            // np_open returns &np.objects, a static of the loaded library (Arena.global(): never
+            // unloaded), so this memory and every object it points to live as long as the process
             objects = ((MemorySegment) open.invokeExact()).reinterpret(11 * ValueLayout.ADDRESS.byteSize());
         } catch (Throwable t) {
             throw new IllegalStateException("np_open failed", t);

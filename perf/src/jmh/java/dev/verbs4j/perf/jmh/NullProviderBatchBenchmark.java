@@ -98,6 +98,8 @@ public class NullProviderBatchBenchmark {
         rawPollCq = provider.nativeObject(6);
         sendWrSize = provider.sendWrSize();
         recvWrSize = provider.recvWrSize();
+        // np.send_wrs and np.recv_wrs are static arrays of the null provider's library, which stays
+        // loaded for the process (NullProvider): the sizes are theirs (NP_MAX_BATCH entries)
         rawSendWrs = provider.nativeObject(8).reinterpret(sendWrSize * MAX);
         rawRecvWrs = provider.nativeObject(9).reinterpret(recvWrSize * MAX);
         rawPostRecv = provider.nativeObject(10);
