@@ -2,7 +2,9 @@
  * The C twin of NullProviderBatchBenchmark: per message, with work requests posted in lists of n
  * (n = 1, 8 or 32) and completions polled n at a time. `-k send`: n signaled SENDs linked in one
  * ibv_post_send(), their completions taken with ibv_poll_cq() into n entries and each checked
- * (status, wr_id); `-k recv`: n receives linked in one ibv_post_recv(). The lists are cut after n
+ * (status, wr_id); `-k wr`: the same n SENDs through the extended QP's ibv_wr_start(), ibv_wr_send()
+ * and ibv_wr_set_sge() per request, ibv_wr_complete(), polled alike; `-k recv`: n receives linked
+ * in one ibv_post_recv(). The lists are cut after n
  * and restored, as verbs4j's batches are. A benchmark program, not part of the library; bin/bench
  * builds and runs it.
  */
@@ -22,6 +24,8 @@ static void fail(const char *what, uint64_t id)
     exit(1);
 }
 
+static void poll_n(struct batch_state *s, int n, uint64_t first);
+
 static void sends(void *arg, uint64_t rounds)
 {
     struct batch_state *s = arg;
@@ -39,19 +43,48 @@ static void sends(void *arg, uint64_t rounds)
         if (rc) {
             fail("ibv_post_send failed", first);
         }
-        int got = 0;
-        while (got < n) {
-            int k = ibv_poll_cq(s->np->cq, n, s->wc);
-            if (k <= 0) {
-                fail("no completion", first + got);
-            }
-            for (int j = 0; j < k; j++) {
-                if (s->wc[j].status != IBV_WC_SUCCESS || s->wc[j].wr_id != first + got + j) {
-                    fail("bad completion", first + got + j);
-                }
-            }
-            got += k;
+        poll_n(s, n, first);
+    }
+}
+
+/* Polls the n completions of the round that began at wr_id first, checking each. */
+static void poll_n(struct batch_state *s, int n, uint64_t first)
+{
+    int got = 0;
+    while (got < n) {
+        int k = ibv_poll_cq(s->np->cq, n, s->wc);
+        if (k <= 0) {
+            fail("no completion", first + got);
         }
+        for (int j = 0; j < k; j++) {
+            if (s->wc[j].status != IBV_WC_SUCCESS || s->wc[j].wr_id != first + got + j) {
+                fail("bad completion", first + got + j);
+            }
+        }
+        got += k;
+    }
+}
+
+static void wr_sends(void *arg, uint64_t rounds)
+{
+    struct batch_state *s = arg;
+    struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(s->np->qp_ex);
+    uint64_t addr = (uintptr_t) s->np->mr->addr;
+    uint32_t lkey = s->np->mr->lkey;
+    int n = s->n;
+    for (uint64_t r = 0; r < rounds; r++) {
+        uint64_t first = s->id + 1;
+        ibv_wr_start(qpx);
+        for (int i = 0; i < n; i++) {
+            qpx->wr_id = ++s->id;
+            qpx->wr_flags = IBV_SEND_SIGNALED;
+            ibv_wr_send(qpx);
+            ibv_wr_set_sge(qpx, lkey, addr, 64);
+        }
+        if (ibv_wr_complete(qpx)) {
+            fail("ibv_wr_complete failed", first);
+        }
+        poll_n(s, n, first);
     }
 }
 
@@ -86,8 +119,8 @@ int main(int argc, char **argv)
         argv += 2;
         argc -= 2;
     }
-    if (n < 1 || n > NP_MAX_BATCH || (strcmp(kind, "send") != 0 && strcmp(kind, "recv") != 0)) {
-        fprintf(stderr, "usage: null_batch_bench [-n 1..%d] [-k send|recv] [harness options]\n", NP_MAX_BATCH);
+    if (n < 1 || n > NP_MAX_BATCH || (strcmp(kind, "send") != 0 && strcmp(kind, "recv") != 0 && strcmp(kind, "wr") != 0)) {
+        fprintf(stderr, "usage: null_batch_bench [-n 1..%d] [-k send|wr|recv] [harness options]\n", NP_MAX_BATCH);
         return 2;
     }
     struct harness_options o = harness_parse(argc, argv);
@@ -98,8 +131,8 @@ int main(int argc, char **argv)
     }
     char name[64];
     snprintf(name, sizeof name, "null_provider_%s_%d", kind, n);
-    harness_run_per(name, &o, kind[0] == 's' ? sends : receives, &s, n);
-    if (kind[0] == 's' && (np_posted() != s.id || np_polled() != s.id)) {
+    harness_run_per(name, &o, kind[0] == 's' ? sends : kind[0] == 'w' ? wr_sends : receives, &s, n);
+    if (kind[0] != 'r' && (np_posted() != s.id || np_polled() != s.id)) {
         fprintf(stderr, "null_batch_bench: counters %llu posted, %llu polled, expected %llu\n",
                 (unsigned long long) np_posted(), (unsigned long long) np_polled(), (unsigned long long) s.id);
         return 1;

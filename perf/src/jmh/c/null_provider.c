@@ -5,6 +5,20 @@
 #include <string.h>
 #include <sys/eventfd.h>
 
+/*
+ * The layout of libibverbs' struct verbs_qp (its driver.h, not installed): ibv_qp_to_qp_ex()
+ * returns the qp_ex member when comp_mask has NP_VERBS_QP_EX.
+ */
+#define NP_VERBS_QP_EX (1 << 1)
+struct np_verbs_qp {
+    union {
+        struct ibv_qp qp;
+        struct ibv_qp_ex qp_ex;
+    };
+    uint32_t comp_mask;
+    void *xrcd;
+};
+
 struct np_pending {
     uint64_t wr_id;
     uint32_t byte_len;
@@ -16,6 +30,9 @@ static struct {
     struct ibv_pd pd;
     struct ibv_cq cq;
     struct ibv_qp qp;
+    struct np_verbs_qp qpx; /* the extended QP (ibv_wr_* API) on the same ring */
+    uint64_t wr_tail;       /* ring[tail .. wr_tail) recorded since wr_start, not yet completed */
+    int wr_full;            /* a recorded request found the ring full: wr_complete fails */
     struct ibv_mr mr;
     struct np_objects objects;
     struct ibv_send_wr send_wr;
@@ -113,6 +130,54 @@ static int np_req_notify_cq(struct ibv_cq *cq, int solicited_only)
     return 0;
 }
 
+static void np_wr_start(struct ibv_qp_ex *qpx)
+{
+    (void) qpx;
+    np.wr_tail = np.tail;
+    np.wr_full = 0;
+}
+
+/* Records the new work request (only signaled ones get a completion, as in post_send). */
+static void np_wr_send(struct ibv_qp_ex *qpx)
+{
+    np.posted++;
+    if (!(qpx->wr_flags & IBV_SEND_SIGNALED)) {
+        return;
+    }
+    if (np.wr_tail - np.head == NP_DEPTH) {
+        np.wr_full = 1;
+        return;
+    }
+    struct np_pending *p = &np.ring[np.wr_tail++ % NP_DEPTH];
+    p->wr_id = qpx->wr_id;
+    p->byte_len = 0;
+    p->opcode = IBV_WC_SEND;
+}
+
+static void np_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+    (void) lkey;
+    (void) addr;
+    if ((qpx->wr_flags & IBV_SEND_SIGNALED) && !np.wr_full) {
+        np.ring[(np.wr_tail - 1) % NP_DEPTH].byte_len = length;
+    }
+}
+
+static int np_wr_complete(struct ibv_qp_ex *qpx)
+{
+    (void) qpx;
+    if (np.wr_full) {
+        return ENOMEM;
+    }
+    np.tail = np.wr_tail;
+    return 0;
+}
+
+static void np_wr_abort(struct ibv_qp_ex *qpx)
+{
+    (void) qpx;
+}
+
 struct np_objects *np_open(void)
 {
     if (np.opened) {
@@ -147,6 +212,16 @@ struct np_objects *np_open(void)
     np.qp.state = IBV_QPS_RTS;
     np.qp.qp_type = IBV_QPT_RC;
 
+    np.qpx.qp = np.qp;
+    np.qpx.qp.qp_num = NP_QP_NUM + 1;
+    np.qpx.comp_mask = NP_VERBS_QP_EX;
+    np.qpx.qp_ex.comp_mask = 0;
+    np.qpx.qp_ex.wr_start = np_wr_start;
+    np.qpx.qp_ex.wr_send = np_wr_send;
+    np.qpx.qp_ex.wr_set_sge = np_wr_set_sge;
+    np.qpx.qp_ex.wr_complete = np_wr_complete;
+    np.qpx.qp_ex.wr_abort = np_wr_abort;
+
     np.mr.context = ctx;
     np.mr.pd = &np.pd;
     np.mr.addr = np.buffer;
@@ -164,7 +239,7 @@ struct np_objects *np_open(void)
                                                 .next = i + 1 < NP_MAX_BATCH ? &np.recv_wrs[i + 1] : NULL };
     }
     np.objects = (struct np_objects) { ctx, &np.pd, &np.cq, &np.qp, &np.mr, ctx->ops.post_send, ctx->ops.poll_cq, &np.send_wr,
-                                       np.send_wrs, np.recv_wrs, ctx->ops.post_recv };
+                                       np.send_wrs, np.recv_wrs, ctx->ops.post_recv, &np.qpx.qp };
     np.opened = 1;
     return &np.objects;
 }
@@ -194,8 +269,18 @@ size_t np_recv_wr_size(void)
     return sizeof(struct ibv_recv_wr);
 }
 
+void np_qp_ex_layout(uint64_t offsets[6])
+{
+    offsets[0] = offsetof(struct ibv_qp_ex, wr_id);
+    offsets[1] = offsetof(struct ibv_qp_ex, wr_flags);
+    offsets[2] = offsetof(struct ibv_qp_ex, wr_start);
+    offsets[3] = offsetof(struct ibv_qp_ex, wr_send);
+    offsets[4] = offsetof(struct ibv_qp_ex, wr_set_sge);
+    offsets[5] = offsetof(struct ibv_qp_ex, wr_complete);
+}
+
 void np_reset(void)
 {
-    np.head = np.tail = 0;
+    np.head = np.tail = np.wr_tail = 0;
     np.posted = np.polled = np.received = 0;
 }

@@ -11,7 +11,9 @@
  * post_send records each signaled work request (wr_id, opcode, bytes of its scatter list) in a
  * ring of NP_DEPTH entries and refuses more with ENOMEM; poll_cq returns one IBV_WC_SUCCESS
  * completion per recorded request, oldest first, with every ibv_wc field written, as a real
- * provider does, so the caller decodes a full completion. One instance per process.
+ * provider does, so the caller decodes a full completion. The extended QP's ibv_wr_send() records
+ * a request the same way and ibv_wr_complete() makes what was recorded since ibv_wr_start() pollable.
+ * One instance per process.
  */
 #ifndef VERBS4J_NULL_PROVIDER_H
 #define VERBS4J_NULL_PROVIDER_H
@@ -46,6 +48,9 @@ struct np_objects {
     struct ibv_send_wr *send_wrs;
     struct ibv_recv_wr *recv_wrs;
     int (*post_recv)(struct ibv_qp *, struct ibv_recv_wr *, struct ibv_recv_wr **);
+    /* a second RC QP on the same CQ whose ibv_qp_to_qp_ex() is its struct ibv_qp_ex: the
+     * ibv_wr_* API, with wr_start, wr_send, wr_set_sge, wr_complete and wr_abort (others NULL) */
+    struct ibv_qp *qp_ex;
 };
 
 /* Makes the objects on the first call (an RC QP in RTS, its send and receive CQ the same). */
@@ -59,6 +64,9 @@ uint64_t np_received(void);
 /* sizeof(struct ibv_send_wr), sizeof(struct ibv_recv_wr): the strides of the batch baselines' arrays. */
 size_t np_send_wr_size(void);
 size_t np_recv_wr_size(void);
+
+/* Where struct ibv_qp_ex has wr_id, wr_flags, wr_start, wr_send, wr_set_sge and wr_complete. */
+void np_qp_ex_layout(uint64_t offsets[6]);
 
 /* Drops pending completions and zeroes the counters. */
 void np_reset(void);

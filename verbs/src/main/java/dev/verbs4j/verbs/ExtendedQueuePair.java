@@ -23,8 +23,10 @@ import java.lang.invoke.VarHandle;
  * start}, or an operation from another thread is an {@link IllegalStateException} rather than a
  * deadlock or a write into a posted request; {@link QueuePair#postSend} waits for no batch and is
  * refused while one is open. Every call holds the queue pair open (a close waits for it and
- * calls after it throw), and the objects it names (regions, address handles) while the provider
- * reads them. Operations the queue pair was not created for ({@link QueuePairInit#sendOps}) are
+ * calls after it throw; on the thread a confined queue pair belongs to, {@link
+ * QueuePair#confine}, without an atomic operation), and the address handles (and regions of
+ * INLINE requests) it names while the provider reads them; any other region is checked open and
+ * covering the range, as a classic post does. Operations the queue pair was not created for ({@link QueuePairInit#sendOps}) are
  * refused. A view owned by its {@link QueuePair}; it owns no memory.
  */
 public final class ExtendedQueuePair {
@@ -124,6 +126,8 @@ public final class ExtendedQueuePair {
     /** The id and flags of the next work request, written into the {@code ibv_qp_ex} by each operation. */
     private long wrId;
     private int flags;
+    /** Whether the call in progress counted itself on the queue pair (not confined to this thread). */
+    private boolean counted;
 
     ExtendedQueuePair(QueuePair qp, MemorySegment qpHandle) {
         this.qp = qp;
@@ -175,12 +179,12 @@ public final class ExtendedQueuePair {
         }
         boolean started = false;
         try {
-            qp.enterCall();
+            boolean startCounted = qp.enterDataPath();
             try {
                 WR_START.invokeExact(need(startOp, "wr_start"), qpx);
                 started = true;
             } finally {
-                qp.exitCall();
+                qp.exitDataPath(startCounted);
             }
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
@@ -252,7 +256,9 @@ public final class ExtendedQueuePair {
 
     /**
      * Sets the SGE of the last work request to {@code length} bytes at {@code offset} of {@code mr}
-     * ({@code ibv_wr_set_sge()}); the region is held while the provider reads it.
+     * ({@code ibv_wr_set_sge()}); the region must be open and cover the range (the provider
+     * copies its key, address and length: the device knows it by its key from here on, as after
+     * a classic post); for an INLINE request it is held while the provider copies the data.
      */
     public ExtendedQueuePair setSge(MemoryRegion mr, long offset, int length) {
         // the range is checked by call() once the region is held
@@ -303,7 +309,7 @@ public final class ExtendedQueuePair {
             throw Ibv.unchecked(t);
         } finally {
             owner = null;
-            qp.exitCall();
+            qp.exitDataPath(counted);
         }
         if (rc != 0) {
             throw new VerbsException("ibv_wr_complete", Math.abs(rc), qp.toString());
@@ -333,6 +339,19 @@ public final class ExtendedQueuePair {
                 downcall.invoke(op, qpx, s, i, a, b, c);
                 return;
             }
+            if (held instanceof MemoryRegion mr && (flags & SendFlags.INLINE) == 0) {
+                // the provider copies the key, address and length: the region is only checked,
+                // as a classic post checks it (the device knows it by its key from here on); an
+                // INLINE request's data is read now, so its region is held below
+                if (mr.isClosed()) {
+                    throw new IllegalStateException("wr_set_sge names " + mr + ", which is closed");
+                }
+                if (!mr.covers(c, Integer.toUnsignedLong((int) b))) {
+                    throw WorkRequest.outside(mr, c, (int) b);
+                }
+                downcall.invoke(op, qpx, s, i, a, b, c);
+                return;
+            }
             held.enterCall();
             try {
                 if (held instanceof MemoryRegion mr && !mr.covers(c, Integer.toUnsignedLong((int) b))) {
@@ -345,7 +364,7 @@ public final class ExtendedQueuePair {
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
-            qp.exitCall();
+            qp.exitDataPath(counted);
         }
     }
 
@@ -372,9 +391,9 @@ public final class ExtendedQueuePair {
     /** Enters a call on the caller's open batch with the queue pair held; the caller exits it. */
     private MemorySegment setter(MemorySegment op, String name) {
         checkOwner();
-        qp.enterCall();
+        counted = qp.enterDataPath();
         if (op.equals(MemorySegment.NULL)) {
-            qp.exitCall();
+            qp.exitDataPath(counted);
             throw new IllegalStateException(qp + " was created without " + name
                     + " among its send operations (QueuePairInit.sendOps)");
         }

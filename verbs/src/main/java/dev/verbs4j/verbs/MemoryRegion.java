@@ -7,6 +7,7 @@ import dev.verbs4j.verbs.internal.Native;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A registered memory region ({@code struct ibv_mr}, from {@code ibv_reg_mr()} or {@code
@@ -17,6 +18,13 @@ import java.lang.foreign.MemorySegment;
  * freed only once that succeeded. Memory windows bound to it are closed first.
  */
 public final class MemoryRegion extends NativeResource {
+
+    /**
+     * How many regions have begun to close in this process: a batch whose requests were checked
+     * at an earlier post skips checking them again while this has not changed (see {@link
+     * WorkRequestBatch}). Counted after the region is marked closed, before it is deregistered.
+     */
+    private static final AtomicLong CLOSES = new AtomicLong();
 
     private static final int REREG_CHANGE_ACCESS = 4;
 
@@ -152,6 +160,11 @@ public final class MemoryRegion extends NativeResource {
         return mr;
     }
 
+    /** The number of regions whose close has begun (an acquiring read). */
+    static long closes() {
+        return CLOSES.get();
+    }
+
     /** Whether {@code [offset, offset + length)} lies inside the region and its memory is alive. */
     boolean covers(long offset, long length) {
         return offset >= 0 && length >= 0 && offset <= segment.byteSize() - length && segment.scope().isAlive();
@@ -159,6 +172,7 @@ public final class MemoryRegion extends NativeResource {
 
     @Override
     protected void destroy() {
+        CLOSES.incrementAndGet();
         if (borrowed) {
             return;
         }

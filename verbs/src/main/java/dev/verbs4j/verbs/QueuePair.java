@@ -31,8 +31,6 @@ import java.lang.invoke.MethodHandle;
  */
 public final class QueuePair extends NativeResource {
 
-    private static final MethodHandle POST_SEND = Native.downcallPointer(ibv_context_ops.post_send.descriptor(), true);
-    private static final MethodHandle POST_RECV = Native.downcallPointer(ibv_context_ops.post_recv.descriptor(), true);
 
     /** The Q_Key UD queue pairs get unless told otherwise (as in the rdma-core examples). */
     public static final int DEFAULT_QKEY = 0x11111111;
@@ -180,7 +178,8 @@ public final class QueuePair extends NativeResource {
 
     /**
      * A queue pair on {@code ibvQp}, made and destroyed by somebody else; {@code init} gives its
-     * type, completion queues and capabilities, the {@code ibv_qp} its number and state.
+     * type, completion queues and capabilities (with send operations: an extended one, whose
+     * {@code ibv_qp_to_qp_ex()} is valid), the {@code ibv_qp} its number and state.
      */
     QueuePair(ProtectionDomain pd, MemorySegment ibvQp, QueuePairInit init) {
         super(pd);
@@ -204,7 +203,7 @@ public final class QueuePair extends NativeResource {
         MemorySegment ops = ibv_context.ops(context.handle());
         this.postSendOp = ibv_context_ops.post_send(ops);
         this.postRecvOp = ibv_context_ops.post_recv(ops);
-        this.extended = null;
+        this.extended = init.sendOps() != 0 ? new ExtendedQueuePair(this, qp) : null;
         attach(init.sendCq(), init.recvCq() != init.sendCq() ? init.recvCq() : null);
         context.track(qp.address(), this);
     }
@@ -489,7 +488,7 @@ public final class QueuePair extends NativeResource {
             if (extended != null) {
                 extended.checkNoBatch();
             }
-            rc = batch.post(this, POST_SEND, postSendOp, qp, count);
+            rc = batch.post(this, postSendOp, qp, count);
         } finally {
             exitDataPath(counted);
         }
@@ -504,7 +503,7 @@ public final class QueuePair extends NativeResource {
         int rc;
         boolean counted = enterDataPath();
         try {
-            rc = batch.post(POST_RECV, postRecvOp, qp, count);
+            rc = batch.post(postRecvOp, qp, count);
         } finally {
             exitDataPath(counted);
         }

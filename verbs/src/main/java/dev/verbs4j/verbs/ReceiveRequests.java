@@ -3,7 +3,6 @@ package dev.verbs4j.verbs;
 import dev.verbs4j.bindings.ibv_recv_wr;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 
 /**
  * A reusable batch of receive work requests: a native array of {@code struct ibv_recv_wr} with
@@ -54,15 +53,15 @@ public final class ReceiveRequests extends WorkRequestBatch {
     }
 
     /**
-     * Posts the first {@code count} requests to {@code target} through {@code handle}/{@code op}
+     * Posts the first {@code count} requests to {@code target} through the provider operation {@code op}
      * after checking that the regions they name are open; returns the provider's result. The
      * provider copies only the entries' values (keys, addresses), which the device checks.
      */
-    int post(MethodHandle handle, MemorySegment op, MemorySegment target, int count) {
+    int post(MemorySegment op, MemorySegment target, int count) {
         chain.checkCount(count);
         guard.begin(this);
         try {
-            for (int i = 0; i < count; i++) {
+            for (int i = firstUnchecked(MemoryRegion.closes()); i < count; i++) {
                 int base = i * maxSge;
                 for (int j = 0, n = sgeCounts[i]; j < n; j++) {
                     MemoryRegion mr = regions[base + j];
@@ -71,7 +70,8 @@ public final class ReceiveRequests extends WorkRequestBatch {
                     }
                 }
             }
-            return chain.post(handle, op, target, count);
+            checked(count);
+            return chain.post(op, target, count);
         } finally {
             guard.end();
         }

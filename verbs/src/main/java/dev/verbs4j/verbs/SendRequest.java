@@ -83,6 +83,9 @@ public final class SendRequest extends WorkRequest {
     /** Sets the {@link SendFlags}. */
     public SendRequest flags(int sendFlags) {
         batch.checkNotPosting();
+        if ((sendFlags & SendFlags.INLINE) != 0) {
+            batch.inlineUsed();
+        }
         wrs.set(ValueLayout.JAVA_INT, base + SEND_FLAGS, sendFlags);
         return this;
     }
@@ -125,6 +128,7 @@ public final class SendRequest extends WorkRequest {
      */
     public SendRequest inline(MemorySegment data) {
         MemorySegment copy = batch.inlineCopy(this.index, data);
+        batch.inlineUsed();
         batch.region(this.index, 0, null);
         writeSge(0, copy.address(), (int) copy.byteSize(), 0);
         int flags = wrs.get(ValueLayout.JAVA_INT, base + SEND_FLAGS);

@@ -3,7 +3,6 @@ package dev.verbs4j.verbs;
 import dev.verbs4j.bindings.ibv_send_wr;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
 
 /**
  * A reusable batch of send work requests: a native array of {@code struct ibv_send_wr}, each with
@@ -35,6 +34,8 @@ public final class SendRequests extends WorkRequestBatch {
     private final MemoryRegion[] bindRegions;
     /** Whether any request ever named an address handle or window (else the post skips them). */
     private boolean namesHandles;
+    /** Whether any request was ever INLINE (else a post checks only what changed since the last). */
+    private boolean usesInline;
     /** What the post in progress holds, to let go of exactly that. */
     private final NativeResource[] held;
     private int holding;
@@ -103,6 +104,11 @@ public final class SendRequests extends WorkRequestBatch {
         namesHandles = true;
     }
 
+    /** A request became INLINE: every post checks and holds its regions from now on. */
+    void inlineUsed() {
+        usesInline = true;
+    }
+
     /** Copies {@code data} into request {@code index}'s inline slot and returns the copy. */
     MemorySegment inlineCopy(int index, MemorySegment data) {
         checkNotPosting();
@@ -123,15 +129,17 @@ public final class SendRequests extends WorkRequestBatch {
     }
 
     /**
-     * Posts the first {@code count} requests to {@code qp} through {@code handle}/{@code op}: takes
+     * Posts the first {@code count} requests to {@code qp} through the provider operation {@code op}: takes
      * the batch, checks and holds what the requests name, writes their native pointers, calls the
      * provider and lets go. Returns the provider's result.
      */
-    int post(QueuePair qp, MethodHandle handle, MemorySegment op, MemorySegment target, int count) {
+    int post(QueuePair qp, MemorySegment op, MemorySegment target, int count) {
         chain.checkCount(count);
         guard.begin(this);
         try {
-            for (int i = 0; i < count; i++) {
+            // requests that only name regions by key need checking only where something changed
+            boolean plain = !usesInline && !namesHandles && !qp.isUd();
+            for (int i = plain ? firstUnchecked(MemoryRegion.closes()) : 0; i < count; i++) {
                 int n = sgeCounts[i];
                 int base = i * maxSge;
                 boolean inline = (SendRequest.flagsOf(wrs, i) & SendFlags.INLINE) != 0;
@@ -153,7 +161,10 @@ public final class SendRequests extends WorkRequestBatch {
                     holdHandles(qp, i, count);
                 }
             }
-            return chain.post(handle, op, target, count);
+            if (plain) {
+                checked(count);
+            }
+            return chain.post(op, target, count);
         } finally {
             for (int h = 0; h < holding; h++) {
                 held[h].exitCall();

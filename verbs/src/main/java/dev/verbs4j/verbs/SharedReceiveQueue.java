@@ -27,8 +27,6 @@ import java.lang.invoke.MethodHandle;
  */
 public final class SharedReceiveQueue extends NativeResource {
 
-    private static final MethodHandle POST_SRQ_RECV =
-            Native.downcallPointer(ibv_context_ops.post_srq_recv.descriptor(), true);
     private static final MethodHandle CREATE_SRQ_EX =
             Native.downcallPointerWithErrno(verbs_context.create_srq_ex.descriptor());
     private static final MethodHandle GET_SRQ_NUM = Native.downcallPointer(verbs_context.get_srq_num.descriptor(), false);
@@ -147,7 +145,7 @@ public final class SharedReceiveQueue extends NativeResource {
         int rc;
         enterCall();
         try {
-            rc = batch.post(POST_SRQ_RECV, postOp, srq, count);
+            rc = batch.post(postOp, srq, count);
         } finally {
             exitCall();
         }

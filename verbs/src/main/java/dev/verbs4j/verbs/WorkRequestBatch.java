@@ -28,6 +28,13 @@ abstract sealed class WorkRequestBatch implements AutoCloseable permits SendRequ
     final MemoryRegion[] regions;
     /** The entries each request has, as its num_sge says. */
     final int[] sgeCounts;
+    /**
+     * Requests {@code [0, checkedUpTo)} named only open regions when a post checked them, no region
+     * has begun to close since ({@link MemoryRegion#closes()} still {@code checkedCloses}), and
+     * their entries are unchanged: the next post checks only from there on.
+     */
+    private int checkedUpTo;
+    private long checkedCloses = -1;
 
     WorkRequestBatch(int capacity, int maxSge, boolean confined, MemoryLayout wrLayout, long nextOffset,
                      long sgListOffset) {
@@ -80,14 +87,44 @@ abstract sealed class WorkRequestBatch implements AutoCloseable permits SendRequ
     void forget(int index) {
         Arrays.fill(regions, index * maxSge, (index + 1) * maxSge, null);
         sgeCounts[index] = 0;
+        changed(index);
     }
 
     final void region(int index, int entry, MemoryRegion mr) {
         regions[index * maxSge + entry] = mr;
+        changed(index);
     }
 
     final void sgeCount(int index, int count) {
         sgeCounts[index] = count;
+        changed(index);
+    }
+
+    /** Request {@code index} changed what it names: the next post checks it again. */
+    final void changed(int index) {
+        if (index < checkedUpTo) {
+            checkedUpTo = index;
+        }
+    }
+
+    /**
+     * The first request a post of {@code count} must check, given {@code closes} read from {@link
+     * MemoryRegion#closes()} before any check: 0 when a region began to close since the last
+     * post, else the end of what was checked then.
+     */
+    final int firstUnchecked(long closes) {
+        if (closes != checkedCloses) {
+            checkedUpTo = 0;
+            checkedCloses = closes;
+        }
+        return checkedUpTo;
+    }
+
+    /** Requests {@code [0, count)} were checked at the epoch {@link #firstUnchecked} was given. */
+    final void checked(int count) {
+        if (count > checkedUpTo) {
+            checkedUpTo = count;
+        }
     }
 
     /** The exception for a request {@code i} of a post of {@code count} that names the closed {@code what}. */

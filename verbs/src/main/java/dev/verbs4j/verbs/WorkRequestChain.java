@@ -1,6 +1,8 @@
 package dev.verbs4j.verbs;
 
+import dev.verbs4j.bindings.ibv_context_ops;
 import dev.verbs4j.verbs.internal.Ibv;
+import dev.verbs4j.verbs.internal.Native;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -14,6 +16,12 @@ import java.lang.invoke.MethodHandle;
  * provider and restores the link, allocating nothing. Memory belongs to the batch's arena.
  */
 final class WorkRequestChain {
+
+    /**
+     * {@code int (*)(target, wr, bad_wr)}: post_send, post_recv and post_srq_recv have this one
+     * shape. A constant at the call, so that the JIT compiles the downcall in place.
+     */
+    private static final MethodHandle POST = Native.downcallPointer(ibv_context_ops.post_send.descriptor(), true);
 
     private final MemorySegment wrs;
     private final MemorySegment badWr;
@@ -43,13 +51,13 @@ final class WorkRequestChain {
      * Posts the first {@code count} requests to {@code target} through the provider operation
      * {@code op} ({@code int (*)(target, wr, bad_wr)}); returns the provider's result.
      */
-    int post(MethodHandle handle, MemorySegment op, MemorySegment target, int count) {
+    int post(MemorySegment op, MemorySegment target, int count) {
         long lastNext = (count - 1) * wrSize + nextOffset;
         if (count < capacity) {
             wrs.set(ValueLayout.JAVA_LONG, lastNext, 0L);
         }
         try {
-            return (int) handle.invokeExact(op, target, wrs, badWr);
+            return (int) POST.invokeExact(op, target, wrs, badWr);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {

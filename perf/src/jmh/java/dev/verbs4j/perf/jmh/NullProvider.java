@@ -9,6 +9,7 @@ import dev.verbs4j.verbs.ProtectionDomain;
 import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.SendOps;
 import dev.verbs4j.verbs.TransportType;
 import dev.verbs4j.verbs.Borrowed;
 
@@ -52,6 +53,18 @@ public final class NullProvider implements AutoCloseable {
     public static final MethodHandle POLL_CQ = Linker.nativeLinker().downcallHandle(
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.ADDRESS),
             Linker.Option.critical(false));
+    /**
+     * The extended API's bare downcalls through the {@code ibv_qp_ex} function pointers: {@code
+     * void wr_start(qpx)} and {@code wr_send(qpx)}, {@code void wr_set_sge(qpx, lkey, addr,
+     * length)}, {@code int wr_complete(qpx)}; {@code critical(false)}.
+     */
+    public static final MethodHandle WR_VOID = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.ofVoid(ValueLayout.ADDRESS), Linker.Option.critical(false));
+    public static final MethodHandle WR_SET_SGE = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.ofVoid(ValueLayout.ADDRESS, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT),
+            Linker.Option.critical(false));
+    public static final MethodHandle WR_COMPLETE = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS), Linker.Option.critical(false));
     /** {@code struct ibv_wc}: 48 bytes, {@code wr_id} at 0, {@code status} at 8 (the ABI of verbs.h). */
     public static final long WC_SIZE = 48;
     public static final long WC_STATUS = 8;
@@ -67,11 +80,13 @@ public final class NullProvider implements AutoCloseable {
     private final MethodHandle reset;
     private final long sendWrSize;
     private final long recvWrSize;
+    private final long[] qpExLayout;
 
     private final Context context;
     private final ProtectionDomain pd;
     private final CompletionQueue cq;
     private final QueuePair qp;
+    private final QueuePair extendedQp;
     private final MemoryRegion mr;
     private final MemorySegment objects;
 
@@ -91,11 +106,19 @@ public final class NullProvider implements AutoCloseable {
         } catch (Throwable t) {
             throw new IllegalStateException("np_send_wr_size/np_recv_wr_size failed", t);
         }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment offsets = arena.allocate(ValueLayout.JAVA_LONG, 6);
+            linker.downcallHandle(symbol(lookup, "np_qp_ex_layout"), FunctionDescriptor.ofVoid(ValueLayout.ADDRESS))
+                    .invokeExact(offsets);
+            this.qpExLayout = offsets.toArray(ValueLayout.JAVA_LONG);
+        } catch (Throwable t) {
+            throw new IllegalStateException("np_qp_ex_layout failed", t);
+        }
         MemorySegment objects;
         try {
             // np_open returns &np.objects, a static of the loaded library (Arena.global(): never
             // unloaded), so this memory and every object it points to live as long as the process
-            objects = ((MemorySegment) open.invokeExact()).reinterpret(11 * ValueLayout.ADDRESS.byteSize());
+            objects = ((MemorySegment) open.invokeExact()).reinterpret(12 * ValueLayout.ADDRESS.byteSize());
         } catch (Throwable t) {
             throw new IllegalStateException("np_open failed", t);
         }
@@ -108,6 +131,8 @@ public final class NullProvider implements AutoCloseable {
         this.cq = Borrowed.completionQueue(context, pointer(objects, 2));
         this.qp = Borrowed.queuePair(pd, pointer(objects, 3),
                 QueuePairInit.of(QpType.RC, cq).maxSendWr(DEPTH).maxRecvWr(DEPTH).maxSendSge(1).maxRecvSge(1));
+        this.extendedQp = Borrowed.queuePair(pd, pointer(objects, 11), QueuePairInit.of(QpType.RC, cq).maxSendWr(DEPTH)
+                .maxRecvWr(DEPTH).maxSendSge(1).maxRecvSge(1).sendOps(SendOps.SEND));
         this.mr = Borrowed.memoryRegion(pd, pointer(objects, 4));
         this.objects = objects;
         resetCounters();
@@ -204,6 +229,11 @@ public final class NullProvider implements AutoCloseable {
         return qp;
     }
 
+    /** The second queue pair, an extended one ({@link QueuePair#extended()}: SEND), on the same queue. */
+    public QueuePair extendedQueuePair() {
+        return extendedQp;
+    }
+
     /** A region of 4096 bytes with local key {@value #LKEY}. */
     public MemoryRegion memoryRegion() {
         return mr;
@@ -215,10 +245,19 @@ public final class NullProvider implements AutoCloseable {
      * poll_cq function, 7 a signaled SEND work request ({@code wr_id} at offset 0) of 64 bytes,
      * 8 {@value #MAX_BATCH} such requests linked in an array ({@link #sendWrSize()} apart), 9
      * {@value #MAX_BATCH} linked receive requests ({@link #recvWrSize()} apart), 10 the post_recv
-     * function.
+     * function, 11 the extended queue pair's {@code ibv_qp} (its {@code ibv_qp_ex} lies at the same
+     * address).
      */
     public MemorySegment nativeObject(int index) {
         return pointer(objects, index);
+    }
+
+    /**
+     * Where {@code struct ibv_qp_ex} has {@code wr_id}, {@code wr_flags}, {@code wr_start}, {@code
+     * wr_send}, {@code wr_set_sge} and {@code wr_complete}, in that order.
+     */
+    public long[] qpExLayout() {
+        return qpExLayout.clone();
     }
 
     /** {@code sizeof(struct ibv_send_wr)}: the stride of {@link #nativeObject nativeObject(8)}. */

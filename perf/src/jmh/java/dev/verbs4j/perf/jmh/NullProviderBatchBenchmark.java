@@ -1,6 +1,8 @@
 package dev.verbs4j.perf.jmh;
 
 import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.ExtendedQueuePair;
+import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.ReceiveRequests;
@@ -34,7 +36,10 @@ import java.util.concurrent.TimeUnit;
  * entries at a time (n = 1, 8, 32; the score is per message), and {@code n} receives posted in one
  * {@link QueuePair#postReceive}. Each on the {@link NullProvider}, through verbs4j's shared and
  * confined descriptors and, as the floor, bare FFM downcalls on the provider's own linked
- * requests. {@code null_batch_bench.c} runs the same loops in C.
+ * requests; and the same sends through the extended API ({@link ExtendedQueuePair}: {@code
+ * ibv_wr_start()}, per request {@code ibv_wr_send()} and {@code ibv_wr_set_sge()}, {@code
+ * ibv_wr_complete()}), through verbs4j and as bare downcalls. {@code null_batch_bench.c} runs the
+ * same loops in C.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -71,6 +76,16 @@ public class NullProviderBatchBenchmark {
     private long recvWrSize;
     private MemorySegment rawBadWr;
     private MemorySegment rawWc;
+    private ExtendedQueuePair xqp;
+    private MemoryRegion mr;
+    private MemorySegment rawQpx;
+    private MemorySegment rawWrStart;
+    private MemorySegment rawWrSend;
+    private MemorySegment rawWrSetSge;
+    private MemorySegment rawWrComplete;
+    private long qpxWrId;
+    private long qpxWrFlags;
+    private long bufferAddress;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -104,6 +119,18 @@ public class NullProviderBatchBenchmark {
         rawRecvWrs = provider.nativeObject(9).reinterpret(recvWrSize * MAX);
         rawPostRecv = provider.nativeObject(10);
         rawBadWr = arena.allocate(ValueLayout.ADDRESS);
+        xqp = provider.extendedQueuePair().extended();
+        mr = provider.memoryRegion();
+        bufferAddress = mr.address();
+        // the ibv_qp_ex is a static of the null provider's library (loaded for the process)
+        long[] layout = provider.qpExLayout();
+        rawQpx = provider.nativeObject(11).reinterpret(layout[5] + ValueLayout.ADDRESS.byteSize());
+        qpxWrId = layout[0];
+        qpxWrFlags = layout[1];
+        rawWrStart = rawQpx.get(ValueLayout.ADDRESS, layout[2]);
+        rawWrSend = rawQpx.get(ValueLayout.ADDRESS, layout[3]);
+        rawWrSetSge = rawQpx.get(ValueLayout.ADDRESS, layout[4]);
+        rawWrComplete = rawQpx.get(ValueLayout.ADDRESS, layout[5]);
         rawWc = arena.allocate(NullProvider.WC_SIZE * MAX, 8);
     }
 
@@ -180,6 +207,42 @@ public class NullProviderBatchBenchmark {
         return sendRaw(32);
     }
 
+    // ---- sends through the extended API (ibv_wr_*): n per batch, n completions per poll; per message
+
+    @Benchmark
+    public long sendExtended1() {
+        return sendExtended(1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(8)
+    public long sendExtended8() {
+        return sendExtended(8);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(32)
+    public long sendExtended32() {
+        return sendExtended(32);
+    }
+
+    @Benchmark
+    public long sendExtendedRaw1() throws Throwable {
+        return sendExtendedRaw(1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(8)
+    public long sendExtendedRaw8() throws Throwable {
+        return sendExtendedRaw(8);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(32)
+    public long sendExtendedRaw32() throws Throwable {
+        return sendExtendedRaw(32);
+    }
+
     // ---- receives: n per post; per receive
 
     @Benchmark
@@ -248,20 +311,7 @@ public class NullProviderBatchBenchmark {
             list.get(i).wrId(++id);
         }
         qp.postSend(list, n);
-        int got = 0;
-        while (got < n) {
-            int k = cq.poll(completions);
-            if (k == 0) {
-                throw new IllegalStateException("no completion for wr_id " + (first + got));
-            }
-            for (int j = 0; j < k; j++) {
-                WorkCompletion wc = completions.get(j);
-                if (!wc.isSuccess() || wc.wrId() != first + got + j) {
-                    throw new IllegalStateException("bad completion " + wc + " for wr_id " + (first + got + j));
-                }
-            }
-            got += k;
-        }
+        pollChecked(cq, completions, first, n);
         return id;
     }
 
@@ -297,6 +347,76 @@ public class NullProviderBatchBenchmark {
             got += k;
         }
         return id;
+    }
+
+    private long sendExtended(int n) {
+        id = sendExtended(xqp, mr, cq, wcs[n], n, id);
+        return id;
+    }
+
+    /**
+     * {@code n} signaled SENDs of 64 bytes from {@code mr} with the ids after {@code id} in one
+     * batch of the extended API, then polled and checked as {@link #send}; returns the last id.
+     */
+    static long sendExtended(ExtendedQueuePair xqp, MemoryRegion mr, CompletionQueue cq, WorkCompletions completions,
+                             int n, long id) {
+        long first = id + 1;
+        xqp.start();
+        for (int i = 0; i < n; i++) {
+            xqp.wrId(++id).flags(SendFlags.SIGNALED).send().setSge(mr, 0, 64);
+        }
+        xqp.complete();
+        pollChecked(cq, completions, first, n);
+        return id;
+    }
+
+    /** The same with bare downcalls through the {@code ibv_qp_ex} function pointers. */
+    private long sendExtendedRaw(int n) throws Throwable {
+        long first = id + 1;
+        NullProvider.WR_VOID.invokeExact(rawWrStart, rawQpx);
+        for (int i = 0; i < n; i++) {
+            rawQpx.set(ValueLayout.JAVA_LONG, qpxWrId, ++id);
+            rawQpx.set(ValueLayout.JAVA_INT, qpxWrFlags, SendFlags.SIGNALED);
+            NullProvider.WR_VOID.invokeExact(rawWrSend, rawQpx);
+            NullProvider.WR_SET_SGE.invokeExact(rawWrSetSge, rawQpx, NullProvider.LKEY, bufferAddress, 64);
+        }
+        int rc = (int) NullProvider.WR_COMPLETE.invokeExact(rawWrComplete, rawQpx);
+        if (rc != 0) {
+            throw new IllegalStateException("wr_complete returned " + rc);
+        }
+        int got = 0;
+        while (got < n) {
+            int k = (int) NullProvider.POLL_CQ.invokeExact(rawPollCq, rawCq, n, rawWc);
+            if (k <= 0) {
+                throw new IllegalStateException("no completion for wr_id " + (first + got));
+            }
+            for (int j = 0; j < k; j++) {
+                if (rawWc.get(ValueLayout.JAVA_INT, j * NullProvider.WC_SIZE + NullProvider.WC_STATUS) != 0
+                        || rawWc.get(ValueLayout.JAVA_LONG, j * NullProvider.WC_SIZE) != first + got + j) {
+                    throw new IllegalStateException("bad completion for wr_id " + (first + got + j));
+                }
+            }
+            got += k;
+        }
+        return id;
+    }
+
+    /** Polls the {@code n} completions of the ids from {@code first} on, checking each. */
+    static void pollChecked(CompletionQueue cq, WorkCompletions completions, long first, int n) {
+        int got = 0;
+        while (got < n) {
+            int k = cq.poll(completions);
+            if (k == 0) {
+                throw new IllegalStateException("no completion for wr_id " + (first + got));
+            }
+            for (int j = 0; j < k; j++) {
+                WorkCompletion wc = completions.get(j);
+                if (!wc.isSuccess() || wc.wrId() != first + got + j) {
+                    throw new IllegalStateException("bad completion " + wc + " for wr_id " + (first + got + j));
+                }
+            }
+            got += k;
+        }
     }
 
     private void receiveRaw(int n) throws Throwable {

@@ -1,6 +1,7 @@
 package dev.verbs4j.perf.jmh;
 
 import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.ExtendedQueuePair;
 import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.ReceiveRequests;
@@ -42,6 +43,7 @@ public class NullProviderConfinedBenchmark {
 
     private NullProvider provider;
     private QueuePair qp;
+    private ExtendedQueuePair xqp;
     private CompletionQueue cq;
     private SendRequests sends;
     private ReceiveRequests receives;
@@ -53,6 +55,7 @@ public class NullProviderConfinedBenchmark {
     public void setUp() {
         provider = NullProvider.open();
         qp = provider.queuePair().confine();
+        xqp = provider.extendedQueuePair().confine().extended();
         cq = provider.completionQueue().confine();
         sends = SendRequests.confined(MAX, 1);
         receives = ReceiveRequests.confined(MAX, 1);
@@ -100,6 +103,23 @@ public class NullProviderConfinedBenchmark {
     }
 
     @Benchmark
+    public long sendExtended1() {
+        return sendExtended(1);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(8)
+    public long sendExtended8() {
+        return sendExtended(8);
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(32)
+    public long sendExtended32() {
+        return sendExtended(32);
+    }
+
+    @Benchmark
     public void receive1() {
         qp.postReceive(receives, 1);
     }
@@ -114,6 +134,11 @@ public class NullProviderConfinedBenchmark {
     @OperationsPerInvocation(32)
     public void receive32() {
         qp.postReceive(receives, 32);
+    }
+
+    private long sendExtended(int n) {
+        id = NullProviderBatchBenchmark.sendExtended(xqp, provider.memoryRegion(), cq, wcs[n], n, id);
+        return id;
     }
 
     private long send(int n) {

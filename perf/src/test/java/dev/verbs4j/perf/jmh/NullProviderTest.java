@@ -1,9 +1,12 @@
 package dev.verbs4j.perf.jmh;
 
 import dev.verbs4j.verbs.Errno;
+import dev.verbs4j.verbs.ExtendedQueuePair;
+import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.QpState;
 import dev.verbs4j.verbs.QpType;
+import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequest;
 import dev.verbs4j.verbs.SendRequests;
@@ -98,6 +101,64 @@ class NullProviderTest {
             second.queuePair().postSend(sends, 1);
             assertThat(second.completionQueue().poll(wcs)).isEqualTo(1);
             assertThat(wcs.get(0).wrId()).isEqualTo(7);
+        }
+    }
+
+    @Test
+    void aRegionClosedAfterAPostIsRefusedAtTheNextPostOfTheSameBatch() {
+        try (NullProvider np = NullProvider.open();
+             SendRequests sends = SendRequests.confined(8, 1);
+             ReceiveRequests receives = ReceiveRequests.confined(8, 1);
+             WorkCompletions wcs = new WorkCompletions(8)) {
+            MemoryRegion mr = np.memoryRegion();
+            for (int i = 0; i < 8; i++) {
+                sends.reset(i).wrId(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 0, 8);
+                receives.reset(i).wrId(i).sge(mr, 8, 8);
+            }
+            // checked once: later posts of the unchanged batch skip the per-request check ...
+            for (int round = 0; round < 3; round++) {
+                np.queuePair().postSend(sends, 8);
+                np.queuePair().postReceive(receives, 8);
+                assertThat(np.completionQueue().poll(wcs)).isEqualTo(8);
+            }
+            // ... until a region closes anywhere: then every request is checked again
+            mr.close();
+            long posted = np.posted();
+            long received = np.received();
+            assertThatThrownBy(() -> np.queuePair().postSend(sends, 8))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("work request 0 of 8 names MemoryRegion");
+            assertThatThrownBy(() -> np.queuePair().postReceive(receives, 4))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("receive request 0 of 4 names MemoryRegion");
+            assertThat(np.posted()).isEqualTo(posted);
+            assertThat(np.received()).isEqualTo(received);
+        }
+    }
+
+    @Test
+    void theExtendedQueuePairPostsThroughTheProvidersWrFunctions() {
+        try (NullProvider np = NullProvider.open();
+             WorkCompletions wcs = new WorkCompletions(32)) {
+            ExtendedQueuePair x = np.extendedQueuePair().extended();
+            x.start();
+            for (int i = 0; i < 32; i++) {
+                x.wrId(100 + i).flags(i % 2 == 0 ? SendFlags.SIGNALED : 0).send().setSge(np.memoryRegion(), 0, 16 + i);
+            }
+            // nothing is pollable before ibv_wr_complete()
+            assertThat(np.completionQueue().poll(wcs)).isZero();
+            x.complete();
+            assertThat(np.completionQueue().poll(wcs)).isEqualTo(16);
+            for (int k = 0; k < 16; k++) {
+                assertThat(wcs.get(k).wrId()).isEqualTo(100 + 2 * k);
+                assertThat(wcs.get(k).byteLength()).isEqualTo(16 + 2 * k);
+            }
+            assertThat(np.posted()).isEqualTo(32);
+            // a region outside the registered range is refused before the provider sees it
+            x.start();
+            assertThatThrownBy(() -> x.wrId(1).flags(0).send().setSge(np.memoryRegion(), 4090, 64))
+                    .isInstanceOf(IndexOutOfBoundsException.class);
+            x.abort();
         }
     }
 }
