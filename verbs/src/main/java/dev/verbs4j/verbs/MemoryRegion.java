@@ -22,7 +22,8 @@ public final class MemoryRegion extends NativeResource {
     /**
      * How many regions have begun to close in this process: a batch whose requests were checked
      * at an earlier post skips checking them again while this has not changed (see {@link
-     * WorkRequestBatch}). Counted after the region is marked closed, before it is deregistered.
+     * WorkRequestBatch}). Counted as soon as the region is marked closed (every later call on it
+     * is refused), before it is deregistered.
      */
     private static final AtomicLong CLOSES = new AtomicLong();
 
@@ -171,8 +172,12 @@ public final class MemoryRegion extends NativeResource {
     }
 
     @Override
-    protected void destroy() {
+    void markedClosed() {
         CLOSES.incrementAndGet();
+    }
+
+    @Override
+    protected void destroy() {
         if (borrowed) {
             return;
         }

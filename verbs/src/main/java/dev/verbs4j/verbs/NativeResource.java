@@ -405,6 +405,13 @@ public abstract class NativeResource implements AutoCloseable {
     /** Frees the native object; called once, after every child has been closed. */
     protected abstract void destroy();
 
+    /**
+     * Called once, by the closing thread, right after this object is marked closed (before its
+     * children close and before {@link #destroy()}): what must know of a close at once.
+     */
+    void markedClosed() {
+    }
+
     /** A short human description for messages, such as {@code Context rxe0}. */
     protected abstract String describe();
 
@@ -423,6 +430,7 @@ public abstract class NativeResource implements AutoCloseable {
                 refuseForeignClose();
                 closed = true;
                 closer = Thread.currentThread();
+                markedClosed();
             }
             toClose = other == null ? new ArrayList<>(children) : null;
             children.clear();
