@@ -332,20 +332,7 @@ public class NullProviderBatchBenchmark {
         if (rc != 0) {
             throw new IllegalStateException("post_send returned " + rc);
         }
-        int got = 0;
-        while (got < n) {
-            int k = (int) NullProvider.POLL_CQ.invokeExact(rawPollCq, rawCq, n, rawWc);
-            if (k <= 0) {
-                throw new IllegalStateException("no completion for wr_id " + (first + got));
-            }
-            for (int j = 0; j < k; j++) {
-                if (rawWc.get(ValueLayout.JAVA_INT, j * NullProvider.WC_SIZE + NullProvider.WC_STATUS) != 0
-                        || rawWc.get(ValueLayout.JAVA_LONG, j * NullProvider.WC_SIZE) != first + got + j) {
-                    throw new IllegalStateException("bad completion for wr_id " + (first + got + j));
-                }
-            }
-            got += k;
-        }
+        pollRaw(first, n);
         return id;
     }
 
@@ -384,20 +371,7 @@ public class NullProviderBatchBenchmark {
         if (rc != 0) {
             throw new IllegalStateException("wr_complete returned " + rc);
         }
-        int got = 0;
-        while (got < n) {
-            int k = (int) NullProvider.POLL_CQ.invokeExact(rawPollCq, rawCq, n, rawWc);
-            if (k <= 0) {
-                throw new IllegalStateException("no completion for wr_id " + (first + got));
-            }
-            for (int j = 0; j < k; j++) {
-                if (rawWc.get(ValueLayout.JAVA_INT, j * NullProvider.WC_SIZE + NullProvider.WC_STATUS) != 0
-                        || rawWc.get(ValueLayout.JAVA_LONG, j * NullProvider.WC_SIZE) != first + got + j) {
-                    throw new IllegalStateException("bad completion for wr_id " + (first + got + j));
-                }
-            }
-            got += k;
-        }
+        pollRaw(first, n);
         return id;
     }
 
@@ -413,6 +387,24 @@ public class NullProviderBatchBenchmark {
                 WorkCompletion wc = completions.get(j);
                 if (!wc.isSuccess() || wc.wrId() != first + got + j) {
                     throw new IllegalStateException("bad completion " + wc + " for wr_id " + (first + got + j));
+                }
+            }
+            got += k;
+        }
+    }
+
+    /** Polls the {@code n} completions of the ids from {@code first} on with bare downcalls, checking each. */
+    private void pollRaw(long first, int n) throws Throwable {
+        int got = 0;
+        while (got < n) {
+            int k = (int) NullProvider.POLL_CQ.invokeExact(rawPollCq, rawCq, n, rawWc);
+            if (k <= 0) {
+                throw new IllegalStateException("no completion for wr_id " + (first + got));
+            }
+            for (int j = 0; j < k; j++) {
+                if (rawWc.get(ValueLayout.JAVA_INT, j * NullProvider.WC_SIZE + NullProvider.WC_STATUS) != 0
+                        || rawWc.get(ValueLayout.JAVA_LONG, j * NullProvider.WC_SIZE) != first + got + j) {
+                    throw new IllegalStateException("bad completion for wr_id " + (first + got + j));
                 }
             }
             got += k;
