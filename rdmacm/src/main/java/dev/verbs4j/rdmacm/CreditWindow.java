@@ -51,12 +51,21 @@ final class CreditWindow {
      * @throws IllegalArgumentException when {@code receiveDepth} is not in 1 .. {@link #MAX_DEPTH}
      */
     CreditWindow(int receiveDepth) {
+        this(receiveDepth, false);
+    }
+
+    /**
+     * The window of a side whose message receives the application posts one by one ({@code
+     * posted}): it starts owing nothing, and returns every receive as soon as it can (an update
+     * is due from one receive on), since the application may post only a few.
+     */
+    CreditWindow(int receiveDepth, boolean posted) {
         if (receiveDepth < 1 || receiveDepth > MAX_DEPTH) {
             throw new IllegalArgumentException("receiveDepth must be 1 .. " + MAX_DEPTH + ", got " + receiveDepth);
         }
         this.receiveDepth = receiveDepth;
-        this.returnThreshold = Math.max(1, receiveDepth / 2);
-        this.toReturn = receiveDepth;
+        this.returnThreshold = posted ? 1 : Math.max(1, receiveDepth / 2);
+        this.toReturn = posted ? 0 : receiveDepth;
     }
 
     /** Whether a message may be sent: the peer has a receive posted for it. */

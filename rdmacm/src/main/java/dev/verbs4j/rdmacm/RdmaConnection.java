@@ -145,6 +145,16 @@ import java.util.concurrent.locks.ReentrantLock;
  * the device refers to it by key only, so the operation fails with an error completion (which
  * breaks the connection, as any error completion does) and never reaches freed memory.
  *
+ * <p><b>Posted receives (zero-copy receiving).</b> A connection opened with {@link
+ * ConnectionOptions#withPostedReceives(boolean) postedReceives} receives its messages into
+ * buffers the application posts ({@link #postReceive}) instead of its ring: {@link
+ * #receiveBuffer} (or {@link #receiveBufferAsync}) returns the buffer, offset and length of the
+ * next message, in order, and the buffer is the application's until it posts it again. Each
+ * posted buffer is one credit for the peer, returned at once, so the peer sends no more
+ * messages than buffers wait; at most {@code receiveDepth + 1} are posted (one serves the peer's
+ * credit updates, which land in a posted buffer without writing into it and post it again at
+ * once). The copying receive calls are refused on such a connection; the peer is any connection.
+ *
  * <p><b>Outcomes.</b> Every blocking call has a timeout and ends with a result or a {@link
  * RdmaConnectionException}: an {@link RdmaTimeoutException} when the time is up (the connection
  * stays usable), {@link RdmaConnectionException.Kind#CLOSED} once {@link #close()} was called
@@ -179,6 +189,7 @@ public final class RdmaConnection implements AutoCloseable {
     private static final long SEND_TAG = 1L << 40;
     private static final long CONTROL_TAG = 1L << 41;
     private static final long OP_TAG = 1L << 42;
+    private static final long POSTED_TAG = 1L << 43;
     /** Access of {@link #register(MemorySegment)}: local write, remote read and write. */
     static final int BUFFER_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE;
     private static final int CONTROL_SLOTS = CreditWindow.CONTROL_SLOTS;
@@ -245,6 +256,20 @@ public final class RdmaConnection implements AutoCloseable {
     private final ArrayDeque<long[]> immediates = new ArrayDeque<>();
     /** The {@link #receiveImmediateAsync} futures waiting, oldest first (guarded by {@link #lock}). */
     private final ArrayDeque<AsyncOp<ImmediateData>> asyncImmediates = new ArrayDeque<>();
+    /** Posted receives ({@link #postReceive}): those posted, by id, and those held by an immediate not yet taken (guarded by {@link #lock}). */
+    private final java.util.HashMap<Integer, ReceivedBuffer> postedBuffers = new java.util.HashMap<>();
+    private final java.util.HashMap<Integer, ReceivedBuffer> heldForImmediates = new java.util.HashMap<>();
+    /** Messages that arrived in posted buffers, oldest first (guarded by {@link #lock}). */
+    private final ArrayDeque<ReceivedBuffer> arrivedBuffers = new ArrayDeque<>();
+    /** The {@link #receiveBufferAsync} futures waiting, oldest first (guarded by {@link #lock}). */
+    private final ArrayDeque<AsyncOp<ReceivedBuffer>> asyncBuffers = new ArrayDeque<>();
+    private int nextPostedId;
+    /** Posted buffers that a message has not used yet. */
+    private int postedCount;
+    /** With posted receives: whether the ring's one receive (for the peer's first update) is still posted. */
+    private boolean ringReservePosted = true;
+    /** With posted receives: a peer's update used the reserve, and the next posted buffer replaces it. */
+    private boolean reserveMissing;
 
     /**
      * Creates the resources on {@code id} (bound to a device) and posts every receive. On failure
@@ -265,7 +290,7 @@ public final class RdmaConnection implements AutoCloseable {
         this.events = events;
         this.group = group;
         this.slot = options.maxMessageSize();
-        this.window = new CreditWindow(options.receiveDepth());
+        this.window = new CreditWindow(options.receiveDepth(), options.postedReceives());
         int receives = options.receiveDepth() + CONTROL_SLOTS;
         int sends = options.sendDepth() + CONTROL_SLOTS;
         int ops = options.sendDepth();
@@ -293,7 +318,8 @@ public final class RdmaConnection implements AutoCloseable {
             this.qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(sends + ops)
                     .maxRecvWr(receives).maxSendSge(1).maxRecvSge(1));
             sendRing = pd.allocateRegion((long) slot * options.sendDepth(), Access.LOCAL_WRITE);
-            receiveRing = pd.allocateRegion((long) slot * receives, Access.LOCAL_WRITE);
+            int ringSlots = options.postedReceives() ? CONTROL_SLOTS : receives;
+            receiveRing = pd.allocateRegion((long) slot * ringSlots, Access.LOCAL_WRITE);
             this.sendRing = sendRing;
             this.receiveRing = receiveRing;
             if (group == null) {
@@ -303,7 +329,7 @@ public final class RdmaConnection implements AutoCloseable {
             for (int i = 0; i < options.sendDepth(); i++) {
                 freeSendSlots.add(i);
             }
-            for (int i = 0; i < receives; i++) {
+            for (int i = 0; i < ringSlots; i++) {
                 postReceive(i);
             }
             // the peer's initial credits are owed from the start (CreditWindow), returned by the first update
@@ -627,6 +653,7 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws RdmaConnectionException  when closed or broken
      */
     public int receive(MemorySegment buffer, Duration timeout) throws RdmaConnectionException {
+        requirePosted("receive", false);
         long deadline = deadline(timeout);
         enter();
         try {
@@ -655,6 +682,7 @@ public final class RdmaConnection implements AutoCloseable {
      * stream. Otherwise as {@link #receive(MemorySegment, Duration)}.
      */
     public byte[] receive(Duration timeout) throws RdmaConnectionException {
+        requirePosted("receive", false);
         long deadline = deadline(timeout);
         enter();
         try {
@@ -686,6 +714,7 @@ public final class RdmaConnection implements AutoCloseable {
      *         #END_OF_STREAM}
      */
     public int tryReceive(MemorySegment buffer) throws RdmaConnectionException {
+        requirePosted("tryReceive", false);
         enter();
         try {
             progress();
@@ -750,6 +779,7 @@ public final class RdmaConnection implements AutoCloseable {
      * and threads.
      */
     public CompletableFuture<byte[]> receiveAsync() {
+        requirePosted("receiveAsync", false);
         AsyncOp<byte[]> op = new AsyncOp<>(null);
         lock.lock();
         try {
@@ -949,6 +979,143 @@ public final class RdmaConnection implements AutoCloseable {
         return op;
     }
 
+    /**
+     * Posts {@code length} bytes of {@code buffer} from {@code offset} as a receive, on a
+     * connection with {@link ConnectionOptions#postedReceives()}: a message of the peer then
+     * arrives there without a copy, and {@link #receiveBuffer} returns where. Each posted buffer
+     * is a credit for the peer (returned at once), so posting is the flow control: the peer
+     * sends at most as many messages as buffers wait. Messages take the buffers in the order
+     * they were posted, except that the peer's credit updates and writes with immediate also
+     * use a posted receive (without writing into it), which is then posted again at the end
+     * (for an immediate: once it is taken). Buffers must be as large as the peer's messages: a
+     * longer message breaks the connection. At most {@code receiveDepth + 1} buffers are posted
+     * at once (one is kept for the peer's credit updates).
+     *
+     * @throws IllegalStateException    without posted receives, when {@code receiveDepth + 1}
+     *                                  buffers are posted already, or when {@code buffer} is closed
+     * @throws IllegalArgumentException when the range is outside {@code buffer}, or the buffer
+     *                                  belongs to another protection domain
+     * @throws RdmaConnectionException  when closed, disconnected or broken
+     */
+    public void postReceive(RegisteredBuffer buffer, long offset, int length) throws RdmaConnectionException {
+        if (!options.postedReceives()) {
+            throw new IllegalStateException("postReceive: the connection receives into its ring; open it with"
+                    + " ConnectionOptions.withPostedReceives(true) to receive into posted buffers");
+        }
+        checkOperation(new BufferOperation(BufferOperation.Kind.SEND, buffer, offset, length, null, 0, 0));
+        if (length < 1) {
+            throw new IllegalArgumentException("postReceive: length must be positive, got " + length);
+        }
+        lock.lock();
+        try {
+            checkSendable("postReceive");
+            int max = options.receiveDepth() + CONTROL_SLOTS - (ringReservePosted ? 1 : 0);
+            if (postedCount >= max) {
+                throw new IllegalStateException("postReceive: " + postedCount + " buffers are posted already (at most "
+                        + max + ": receiveDepth and one for the peer's credit updates)");
+            }
+            int id = nextPostedId++;
+            if (!postBuffer(id, new ReceivedBuffer(buffer, offset, length))) {
+                checkSendable("postReceive");
+                throw new IllegalStateException("postReceive: the queue pair takes no receives");
+            }
+            postedCount++;
+            if (reserveMissing) {
+                reserveMissing = false;
+                window.updateReceiveReposted();
+            } else {
+                window.receiveReposted();
+            }
+            returnCredits();
+        } finally {
+            unlockAndDeliver();
+        }
+    }
+
+    /**
+     * The next message that arrived in a posted buffer (see {@link #postReceive}), waiting up to
+     * {@code timeout}: the buffer, where the message starts and its length; null once the peer
+     * disconnected and every earlier message was taken. The buffer is the application's again.
+     *
+     * @throws IllegalStateException   without posted receives
+     * @throws RdmaTimeoutException    when none arrived within {@code timeout}
+     * @throws RdmaConnectionException when closed or broken
+     */
+    public ReceivedBuffer receiveBuffer(Duration timeout) throws RdmaConnectionException {
+        requirePosted("receiveBuffer", true);
+        long deadline = deadline(timeout);
+        enter();
+        try {
+            while (true) {
+                progress();
+                checkNotClosed("receiveBuffer");
+                ReceivedBuffer b = arrivedBuffers.pollFirst();
+                if (b != null) {
+                    return b;
+                }
+                if (state == State.PEER_CLOSED) {
+                    return null;
+                }
+                if (state == State.FAILED) {
+                    throw failure.rethrown("receiveBuffer");
+                }
+                if (!await(deadline)) {
+                    throw new RdmaTimeoutException("receiveBuffer: no message within " + timeout);
+                }
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * {@link #receiveBuffer} without a waiting thread: completes with the next message's buffer,
+     * or null at end of stream; at most {@link ConnectionOptions#receiveDepth()} + 1 wait. See the
+     * class documentation for futures.
+     */
+    public CompletableFuture<ReceivedBuffer> receiveBufferAsync() {
+        requirePosted("receiveBufferAsync", true);
+        AsyncOp<ReceivedBuffer> op = new AsyncOp<>(null);
+        lock.lock();
+        try {
+            if (closing) {
+                return op.failNow(RdmaConnectionException.closed("receiveBufferAsync"));
+            }
+            if (asyncBuffers.size() > options.receiveDepth()) {
+                return op.failNow(new IllegalStateException("receiveBufferAsync: " + asyncBuffers.size()
+                        + " futures already wait (at most receiveDepth + 1); wait for one first"));
+            }
+            op.queued = true;
+            asyncBuffers.addLast(op);
+            progress();
+            serveAsync();
+        } finally {
+            unlockAndDeliver();
+        }
+        return op;
+    }
+
+    private void requirePosted(String what, boolean posted) {
+        if (options.postedReceives() != posted) {
+            throw new IllegalStateException(what + (posted
+                    ? ": the connection receives into its ring (use receive), not into posted buffers"
+                    : ": the connection receives into posted buffers (ConnectionOptions.postedReceives); use receiveBuffer"));
+        }
+    }
+
+    /** Posts the receive of a posted buffer; false when the queue pair no longer takes receives or the buffer is closed. */
+    private boolean postBuffer(int id, ReceivedBuffer entry) {
+        try {
+            receiveRequests.get(0).wrId(POSTED_TAG | (id & 0xffff_ffffL)).sge(entry.buffer().region(), entry.offset(), entry.length());
+            qp.postReceive(receiveRequests, 1);
+        } catch (VerbsException | IllegalStateException e) {
+            LOG.log(System.Logger.Level.DEBUG, "posted receive not posted: {0}", e.getMessage());
+            return false;
+        }
+        postedBuffers.put(id, entry);
+        return true;
+    }
+
     private CompletableFuture<Void> submit(BufferOperation operation) {
         checkOperation(operation);
         AsyncOp<Void> op = new AsyncOp<>(null);
@@ -1068,6 +1235,7 @@ public final class RdmaConnection implements AutoCloseable {
                 asyncReceives.remove(this);
                 waitingOps.remove(this);
                 asyncImmediates.remove(this);
+                asyncBuffers.remove(this);
                 return true;
             } finally {
                 lock.unlock();
@@ -1197,7 +1365,16 @@ public final class RdmaConnection implements AutoCloseable {
         checkNotClosed(what);
         long[] head = immediates.pollFirst();
         if (head != null) {
-            if (state == State.OPEN && repost((int) head[0])) {
+            if (head[0] < 0) {
+                int id = (int) (-1 - head[0]);
+                ReceivedBuffer entry = heldForImmediates.remove(id);
+                if (state == State.OPEN && postBuffer(id, entry)) {
+                    window.receiveReposted();
+                    returnCredits();
+                } else {
+                    postedCount--;
+                }
+            } else if (state == State.OPEN && repost((int) head[0])) {
                 window.receiveReposted();
                 returnCredits();
             }
@@ -1257,7 +1434,7 @@ public final class RdmaConnection implements AutoCloseable {
     /** Whether any future waits for the connection. */
     private boolean futuresWait() {
         return !asyncSends.isEmpty() || !asyncReceives.isEmpty() || !waitingOps.isEmpty() || !outstandingOps.isEmpty()
-                || !asyncImmediates.isEmpty();
+                || !asyncImmediates.isEmpty() || !asyncBuffers.isEmpty();
     }
 
     /**
@@ -1405,6 +1582,19 @@ public final class RdmaConnection implements AutoCloseable {
                 asyncReceives.pollFirst().finishLater(null);
             } else if (state == State.FAILED) {
                 asyncReceives.pollFirst().failLater(failure.rethrown("receiveAsync"));
+            } else {
+                break;
+            }
+        }
+        while (!asyncBuffers.isEmpty()) {
+            if (closing) {
+                asyncBuffers.pollFirst().failLater(RdmaConnectionException.closed("receiveBufferAsync"));
+            } else if (!arrivedBuffers.isEmpty()) {
+                asyncBuffers.pollFirst().finishLater(arrivedBuffers.pollFirst());
+            } else if (state == State.PEER_CLOSED) {
+                asyncBuffers.pollFirst().finishLater(null);
+            } else if (state == State.FAILED) {
+                asyncBuffers.pollFirst().failLater(failure.rethrown("receiveBufferAsync"));
             } else {
                 break;
             }
@@ -1575,6 +1765,10 @@ public final class RdmaConnection implements AutoCloseable {
             }
             return;
         }
+        if ((wrId & POSTED_TAG) != 0) {
+            onPostedCompletion((int) (wrId & 0xffff_ffffL), success, wcStatus, opcode, byteLength, immediate, flags);
+            return;
+        }
         boolean control = (wrId & CONTROL_TAG) != 0;
         boolean send = control || (wrId & SEND_TAG) != 0;
         int s = (int) (wrId & 0xffff_ffffL);
@@ -1591,8 +1785,12 @@ public final class RdmaConnection implements AutoCloseable {
             } else if (!send) {
                 int imm = (flags & WorkCompletion.FLAG_WITH_IMM) != 0 ? immediate : 0;
                 if (window.received(imm)) {
-                    // the peer's update may arrive before this side saw ESTABLISHED
-                    if ((state == State.OPEN || state == State.CONNECTING) && repost(s)) {
+                    if (options.postedReceives()) {
+                        // the ring's one receive took the peer's first update: the next posted buffer replaces it
+                        ringReservePosted = false;
+                        reserveMissing = true;
+                    } else if ((state == State.OPEN || state == State.CONNECTING) && repost(s)) {
+                        // the peer's update may arrive before this side saw ESTABLISHED
                         window.updateReceiveReposted();
                     }
                 } else {
@@ -1610,6 +1808,41 @@ public final class RdmaConnection implements AutoCloseable {
         } else {
             fail(RdmaConnectionException.of(status, send ? "send to " + remoteAddress : "receive from " + remoteAddress));
         }
+    }
+
+    /** A completion of a posted buffer's receive: a message, a write with immediate, or a credit update. */
+    private void onPostedCompletion(int id, boolean success, WcStatus status, WcOpcode opcode, int byteLength, int immediate,
+                                    int flags) {
+        ReceivedBuffer entry = postedBuffers.remove(id);
+        if (!success) {
+            postedCount--;
+            if (status == WcStatus.WR_FLUSH_ERR) {
+                if (state == State.OPEN || state == State.CONNECTING) {
+                    ended(CmEventType.DISCONNECTED);
+                }
+            } else {
+                fail(RdmaConnectionException.of(status, "receive from " + remoteAddress));
+            }
+            return;
+        }
+        if (opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
+            heldForImmediates.put(id, entry);
+            immediates.addLast(new long[]{-1L - id, immediate & 0xffff_ffffL, byteLength});
+            window.immediateReceived();
+            return;
+        }
+        int imm = (flags & WorkCompletion.FLAG_WITH_IMM) != 0 ? immediate : 0;
+        if (window.received(imm)) {
+            // a credit update used the buffer without writing into it: posted again at once
+            if ((state == State.OPEN || state == State.CONNECTING) && postBuffer(id, entry)) {
+                window.updateReceiveReposted();
+            } else {
+                postedCount--;
+            }
+            return;
+        }
+        postedCount--;
+        arrivedBuffers.addLast(new ReceivedBuffer(entry.buffer(), entry.offset(), byteLength));
     }
 
     private void onEvent(CmEvent ev) {

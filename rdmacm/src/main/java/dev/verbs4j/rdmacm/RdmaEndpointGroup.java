@@ -38,6 +38,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * connection beyond what the queue holds is refused (an {@link IllegalStateException} for {@link
  * #connect}, a rejection naming the reason for a server), so the queue never overruns.
  *
+ * <p>Each connection keeps a receive queue of its own: its flow control grants the peer one
+ * credit per receive posted for it, which a shared receive queue could not promise.
+ *
  * <p>Ownership: the group owns its protection domain, completion channel and completion queue,
  * and its connections: {@link #close()} closes the connections first (parents close children),
  * then the queues and the domain (which deregisters the group's buffers). A connection closed

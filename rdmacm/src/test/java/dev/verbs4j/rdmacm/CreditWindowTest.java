@@ -188,4 +188,18 @@ class CreditWindowTest {
         assertThat(writer.updateDue()).isFalse();
         assertThat(receiver.updateDue()).isFalse();
     }
+
+    @Test
+    void aWindowOfPostedReceivesStartsOwingNothingAndReturnsEachReceive() {
+        CreditWindow w = new CreditWindow(8, true);
+        assertThat(w.owed()).isZero();
+        assertThat(w.updateDue()).isFalse();
+        w.receiveReposted(); // the application posted a buffer
+        assertThat(w.updateDue()).as("one posted buffer is returned at once").isTrue();
+        int imm = w.updateImmediate();
+        w.updateSent(imm);
+        CreditWindow peer = new CreditWindow(8);
+        assertThat(peer.received(imm)).isTrue();
+        assertThat(peer.credits()).isEqualTo(1);
+    }
 }

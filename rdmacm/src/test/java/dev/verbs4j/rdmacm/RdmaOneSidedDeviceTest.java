@@ -318,4 +318,82 @@ class RdmaOneSidedDeviceTest {
             }
         }
     }
+
+    @Test
+    void messagesArriveInPostedBuffersWithoutACopy() throws Exception {
+        ConnectionOptions posted = OPTIONS.withPostedReceives(true);
+        try (RdmaConnectionFuturesDeviceTest.Pair p = pair(21_607, OPTIONS, posted); RdmaArena arena = RdmaArena.ofShared();
+             java.util.concurrent.ExecutorService vts = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            RdmaConnection rx = p.peer();
+            int slots = OPTIONS.receiveDepth() + 1;
+            RegisteredBuffer in = rx.register(arena.allocate(4096L * slots, 4096));
+            // receiveDepth buffers, and one more once the peer's first update has taken the connection's own receive
+            int postedNow = 0;
+            for (int i = 0; i < slots; i++) {
+                try {
+                    rx.postReceive(in, 4096L * i, 4096);
+                    postedNow++;
+                } catch (IllegalStateException e) {
+                    assertThat(e).hasMessageContaining("posted already");
+                }
+            }
+            assertThat(postedNow).isBetween(OPTIONS.receiveDepth(), slots);
+            assertThatThrownBy(() -> rx.postReceive(in, 0, 4096)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("posted already");
+            assertThatThrownBy(() -> rx.receive(T)).isInstanceOf(IllegalStateException.class).hasMessageContaining("receiveBuffer");
+            assertThatThrownBy(() -> p.client().postReceive(in, 0, 10)).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("withPostedReceives");
+            RegisteredBuffer out = p.client().register(arena.allocate(4096, 4096));
+            int n = 300;
+            java.util.concurrent.Future<?> sender = vts.submit(() -> {
+                for (int i = 0; i < n; i++) {
+                    if (i % 3 == 0) {
+                        p.client().send(VirtualThreadEchoMain.message(5, i), T); // copied by the sender, not by the receiver
+                    } else {
+                        int length = 1 + (i * 37) % 4096;
+                        fill(out.segment(), 0, length, i);
+                        p.client().send(out, 0, length, T); // returns once sent: the slot may be filled again
+                    }
+                }
+                return null;
+            });
+            java.util.Set<Long> offsetsUsed = new java.util.HashSet<>();
+            for (int i = 0; i < n; i++) {
+                ReceivedBuffer b = i % 2 == 0 ? rx.receiveBuffer(T) : rx.receiveBufferAsync().get(30, TimeUnit.SECONDS);
+                assertThat(b.buffer()).isSameAs(in);
+                offsetsUsed.add(b.offset());
+                if (i % 3 == 0) {
+                    byte[] expected = VirtualThreadEchoMain.message(5, i);
+                    assertThat(b.length()).isEqualTo(expected.length);
+                    assertThat(in.segment().asSlice(b.offset(), b.length()).toArray(ValueLayout.JAVA_BYTE)).as("message %d", i)
+                            .isEqualTo(expected);
+                } else {
+                    assertThat(b.length()).isEqualTo(1 + (i * 37) % 4096);
+                    check(in.segment(), b.offset(), b.length(), i);
+                }
+                rx.postReceive(b.buffer(), b.offset(), 4096);
+            }
+            sender.get(60, TimeUnit.SECONDS);
+            assertThat(offsetsUsed).hasSizeGreaterThan(1);
+
+            // a write with immediate uses a posted buffer too, posted again once the immediate is taken
+            RegisteredBuffer target = rx.register(arena.allocate(4096, 4096));
+            rx.send(target.remote().toBytes(), T);
+            RemoteBuffer remote = RemoteBuffer.fromBytes(p.client().receive(T));
+            fill(out.segment(), 0, 100, 77);
+            p.client().writeWithImmediate(out, 0, 100, remote, 0, 77, T);
+            assertThat(rx.receiveImmediate(T)).isEqualTo(new ImmediateData(77, 100));
+            check(target.segment(), 0, 100, 77);
+            for (int i = 0; i < 2 * slots; i++) {
+                fill(out.segment(), 0, 50, 1000 + i);
+                p.client().send(out, 0, 50, T);
+                ReceivedBuffer b = rx.receiveBuffer(T);
+                check(in.segment(), b.offset(), 50, 1000 + i);
+                rx.postReceive(b.buffer(), b.offset(), 4096);
+            }
+            // end of stream
+            p.client().close();
+            assertThat(rx.receiveBuffer(T)).isNull();
+        }
+    }
 }
