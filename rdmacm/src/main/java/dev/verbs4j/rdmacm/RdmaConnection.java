@@ -1002,7 +1002,7 @@ public final class RdmaConnection implements AutoCloseable {
             throw new IllegalStateException("postReceive: the connection receives into its ring; open it with"
                     + " ConnectionOptions.withPostedReceives(true) to receive into posted buffers");
         }
-        checkOperation(new BufferOperation(BufferOperation.Kind.SEND, buffer, offset, length, null, 0, 0));
+        checkBuffer(buffer, offset, length, "postReceive");
         if (length < 1) {
             throw new IllegalArgumentException("postReceive: length must be positive, got " + length);
         }
@@ -1144,19 +1144,24 @@ public final class RdmaConnection implements AutoCloseable {
 
     private void checkOperation(BufferOperation op) {
         String what = op.kind().verb;
-        Objects.requireNonNull(op.buffer(), "local buffer");
-        if (op.length() < 0) {
-            throw new IllegalArgumentException(what + ": length must not be negative, got " + op.length());
-        }
-        if (op.buffer().region().protectionDomain() != pd) {
-            throw new IllegalArgumentException(what + ": the buffer was registered for another connection or group"
-                    + " (another protection domain); register it with this connection");
-        }
-        op.buffer().checkRange(op.offset(), op.length(), what);
+        checkBuffer(op.buffer(), op.offset(), op.length(), what);
         if (op.kind() != BufferOperation.Kind.SEND) {
             Objects.requireNonNull(op.remote(), "remote buffer");
             op.remote().checkRange(op.remoteOffset(), op.length(), what);
         }
+    }
+
+    /** Checks a local buffer and range for {@code what}: not null, this connection's domain, inside the buffer, open. */
+    private void checkBuffer(RegisteredBuffer buffer, long offset, int length, String what) {
+        Objects.requireNonNull(buffer, "local buffer");
+        if (length < 0) {
+            throw new IllegalArgumentException(what + ": length must not be negative, got " + length);
+        }
+        if (buffer.region().protectionDomain() != pd) {
+            throw new IllegalArgumentException(what + ": the buffer was registered for another connection or group"
+                    + " (another protection domain); register it with this connection");
+        }
+        buffer.checkRange(offset, length, what);
     }
 
     private static void awaitOperation(CompletableFuture<Void> f, Duration timeout, String what) throws RdmaConnectionException {
