@@ -35,12 +35,16 @@ import java.util.Objects;
  *                       connection manager's default: how long a request waits for its ACK
  *                       before it is sent again. Raise it where the peer can be slow to answer
  *                       (an emulated or heavily loaded host) to avoid needless retransmissions
+ * @param postedReceives whether messages arrive in buffers the application posts ({@link
+ *                       RdmaConnection#postReceive}, zero-copy) instead of the connection's
+ *                       receive ring (copied out by {@code receive}); see {@link RdmaConnection}
  */
 public record ConnectionOptions(int maxMessageSize, int sendDepth, int receiveDepth, Duration linger, byte[] privateData,
-                                int minRnrTimer, int ackTimeout) {
+                                int minRnrTimer, int ackTimeout, boolean postedReceives) {
 
     /** 64 KiB messages, 16 sends in flight, 16 receives posted, 2 s linger, no private data, RNR timer 0.64 ms, the CM's ACK timeout. */
-    public static final ConnectionOptions DEFAULT = new ConnectionOptions(64 * 1024, 16, 16, Duration.ofSeconds(2), new byte[0], 12, 0);
+    public static final ConnectionOptions DEFAULT = new ConnectionOptions(64 * 1024, 16, 16, Duration.ofSeconds(2), new byte[0], 12, 0,
+            false);
 
     public ConnectionOptions {
         if (maxMessageSize < 1 || maxMessageSize > (1 << 30)) {
@@ -65,6 +69,12 @@ public record ConnectionOptions(int maxMessageSize, int sendDepth, int receiveDe
         }
     }
 
+    /** Options that receive into the connection's ring ({@code postedReceives} false). */
+    public ConnectionOptions(int maxMessageSize, int sendDepth, int receiveDepth, Duration linger, byte[] privateData,
+                             int minRnrTimer, int ackTimeout) {
+        this(maxMessageSize, sendDepth, receiveDepth, linger, privateData, minRnrTimer, ackTimeout, false);
+    }
+
     @Override
     public byte[] privateData() {
         return privateData.clone();
@@ -72,50 +82,56 @@ public record ConnectionOptions(int maxMessageSize, int sendDepth, int receiveDe
 
     /** A copy with this message size. */
     public ConnectionOptions withMaxMessageSize(int size) {
-        return new ConnectionOptions(size, sendDepth, receiveDepth, linger, privateData, minRnrTimer, ackTimeout);
+        return new ConnectionOptions(size, sendDepth, receiveDepth, linger, privateData, minRnrTimer, ackTimeout, postedReceives);
     }
 
     /** A copy with these ring depths. */
     public ConnectionOptions withDepths(int sends, int receives) {
-        return new ConnectionOptions(maxMessageSize, sends, receives, linger, privateData, minRnrTimer, ackTimeout);
+        return new ConnectionOptions(maxMessageSize, sends, receives, linger, privateData, minRnrTimer, ackTimeout, postedReceives);
     }
 
     /** A copy with this linger time. */
     public ConnectionOptions withLinger(Duration time) {
-        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, time, privateData, minRnrTimer, ackTimeout);
+        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, time, privateData, minRnrTimer, ackTimeout, postedReceives);
     }
 
     /** A copy with this private data. */
     public ConnectionOptions withPrivateData(byte[] data) {
-        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, data, minRnrTimer, ackTimeout);
+        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, data, minRnrTimer, ackTimeout, postedReceives);
     }
 
     /** A copy with this RNR timer code. */
     public ConnectionOptions withMinRnrTimer(int code) {
-        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, privateData, code, ackTimeout);
+        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, privateData, code, ackTimeout, postedReceives);
+    }
+
+    /** A copy that receives into posted buffers ({@code true}) or into the connection's ring. */
+    public ConnectionOptions withPostedReceives(boolean posted) {
+        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, privateData, minRnrTimer, ackTimeout, posted);
     }
 
     /** A copy with this ACK timeout code (0: the connection manager's default). */
     public ConnectionOptions withAckTimeout(int code) {
-        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, privateData, minRnrTimer, code);
+        return new ConnectionOptions(maxMessageSize, sendDepth, receiveDepth, linger, privateData, minRnrTimer, code, postedReceives);
     }
 
     @Override
     public boolean equals(Object o) {
         return o instanceof ConnectionOptions c && maxMessageSize == c.maxMessageSize && sendDepth == c.sendDepth
                 && receiveDepth == c.receiveDepth && linger.equals(c.linger) && Arrays.equals(privateData, c.privateData)
-                && minRnrTimer == c.minRnrTimer && ackTimeout == c.ackTimeout;
+                && minRnrTimer == c.minRnrTimer && ackTimeout == c.ackTimeout && postedReceives == c.postedReceives;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(maxMessageSize, sendDepth, receiveDepth, linger, minRnrTimer, ackTimeout) * 31 + Arrays.hashCode(privateData);
+        return Objects.hash(maxMessageSize, sendDepth, receiveDepth, linger, minRnrTimer, ackTimeout, postedReceives) * 31
+                + Arrays.hashCode(privateData);
     }
 
     @Override
     public String toString() {
         return "ConnectionOptions[maxMessageSize=" + maxMessageSize + ", sendDepth=" + sendDepth + ", receiveDepth="
                 + receiveDepth + ", linger=" + linger + ", privateData=" + privateData.length + " bytes, minRnrTimer="
-                + minRnrTimer + ", ackTimeout=" + ackTimeout + "]";
+                + minRnrTimer + ", ackTimeout=" + ackTimeout + (postedReceives ? ", postedReceives" : "") + "]";
     }
 }

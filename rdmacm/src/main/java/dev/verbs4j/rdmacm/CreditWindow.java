@@ -32,6 +32,17 @@ final class CreditWindow {
     private int toReturn;
     /** The peer's credit updates taken and not yet acknowledged. */
     private int acksToReturn;
+    /** All credits the peer has granted this side, and all this side has used (messages and writes with immediate). */
+    private long grantsReceived;
+    private long creditsUsed;
+    /** {@link #grantsReceived} before the peer's last credit update: a credit used beyond it came from that update or later. */
+    private long peerUpdateBase;
+    /** All credits this side has granted the peer, and all the peer has used that arrived here. */
+    private long grantsSent;
+    private long creditsUsedByPeer;
+    /** {@link #grantsSent} before this side's last credit update, and whether the peer has not acknowledged it yet. */
+    private long updateBase;
+    private boolean updateUnacknowledged;
 
     /**
      * The window of a side that has posted {@code receiveDepth} message receives: it holds no
@@ -40,12 +51,21 @@ final class CreditWindow {
      * @throws IllegalArgumentException when {@code receiveDepth} is not in 1 .. {@link #MAX_DEPTH}
      */
     CreditWindow(int receiveDepth) {
+        this(receiveDepth, false);
+    }
+
+    /**
+     * The window of a side whose message receives the application posts one by one ({@code
+     * posted}): it starts owing nothing, and returns every receive as soon as it can (an update
+     * is due from one receive on), since the application may post only a few.
+     */
+    CreditWindow(int receiveDepth, boolean posted) {
         if (receiveDepth < 1 || receiveDepth > MAX_DEPTH) {
             throw new IllegalArgumentException("receiveDepth must be 1 .. " + MAX_DEPTH + ", got " + receiveDepth);
         }
         this.receiveDepth = receiveDepth;
-        this.returnThreshold = Math.max(1, receiveDepth / 2);
-        this.toReturn = receiveDepth;
+        this.returnThreshold = posted ? 1 : Math.max(1, receiveDepth / 2);
+        this.toReturn = posted ? 0 : receiveDepth;
     }
 
     /** Whether a message may be sent: the peer has a receive posted for it. */
@@ -82,7 +102,41 @@ final class CreditWindow {
             throw new IllegalStateException("a message sent without a credit: the peer has no receive posted for it");
         }
         credits--;
+        creditsUsed++;
         settle(imm);
+    }
+
+    /**
+     * A write with immediate was posted: uses one credit, and carries no credits or
+     * acknowledgements (its immediate value is the application's). Once it uses a credit that the
+     * peer's last credit update granted, it acknowledges that update implicitly: the update's
+     * receive was posted again when it arrived, before its credits could be used. The peer infers
+     * the same in {@link #immediateReceived}, so neither side waits for an acknowledgement that a
+     * stream of writes with immediate would never carry.
+     *
+     * @throws IllegalStateException when no credit is held
+     */
+    void immediateSent() {
+        if (credits == 0) {
+            throw new IllegalStateException("a write with immediate sent without a credit: the peer has no receive posted for it");
+        }
+        credits--;
+        creditsUsed++;
+        if (acksToReturn > 0 && creditsUsed > peerUpdateBase) {
+            acksToReturn--;
+        }
+    }
+
+    /**
+     * The peer's write with immediate arrived (it used one of this side's receives): acknowledges
+     * this side's last credit update when it used a credit of that update (see {@link #immediateSent}).
+     */
+    void immediateReceived() {
+        creditsUsedByPeer++;
+        if (updateUnacknowledged && creditsUsedByPeer > updateBase) {
+            updateUnacknowledged = false;
+            controlCredits++;
+        }
     }
 
     /**
@@ -110,6 +164,8 @@ final class CreditWindow {
         }
         controlCredits--;
         controlInFlight++;
+        updateBase = grantsSent;
+        updateUnacknowledged = true;
         settle(imm);
     }
 
@@ -143,9 +199,20 @@ final class CreditWindow {
      * #updateReceiveReposted acknowledges}) rather than a message.
      */
     boolean received(int imm) {
+        boolean control = (imm & IMM_CONTROL) != 0;
+        if (control) {
+            peerUpdateBase = grantsReceived;
+        } else {
+            creditsUsedByPeer++;
+        }
         credits += imm & IMM_CREDITS;
-        controlCredits += (imm >>> IMM_ACKS_SHIFT) & IMM_ACKS;
-        return (imm & IMM_CONTROL) != 0;
+        grantsReceived += imm & IMM_CREDITS;
+        int acks = (imm >>> IMM_ACKS_SHIFT) & IMM_ACKS;
+        controlCredits += acks;
+        if (acks > 0) {
+            updateUnacknowledged = false;
+        }
+        return control;
     }
 
     /** The receive of a peer's credit update was posted again: the next immediate acknowledges it. */
@@ -155,10 +222,19 @@ final class CreditWindow {
 
     private void settle(int imm) {
         toReturn -= imm & IMM_CREDITS;
+        grantsSent += imm & IMM_CREDITS;
         acksToReturn -= (imm >>> IMM_ACKS_SHIFT) & IMM_ACKS;
     }
 
     private static int immediate(int returned, int acks, boolean control) {
         return (control ? IMM_CONTROL : 0) | (acks & IMM_ACKS) << IMM_ACKS_SHIFT | (returned & IMM_CREDITS);
+    }
+
+    @Override
+    public String toString() {
+        return "credits " + credits + ", owed " + toReturn + ", update credits " + controlCredits + " (in flight "
+                + controlInFlight + "), acks due " + acksToReturn + ", granted " + grantsReceived + "/" + grantsSent
+                + ", used " + creditsUsed + "/" + creditsUsedByPeer + ", update unacknowledged " + updateUnacknowledged
+                + " (base " + updateBase + ", peer's " + peerUpdateBase + ")";
     }
 }

@@ -13,8 +13,10 @@ import dev.verbs4j.verbs.QueuePairAttributes;
 import dev.verbs4j.verbs.QueuePairInit;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
+import dev.verbs4j.verbs.SendRequest;
 import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.VerbsException;
+import dev.verbs4j.verbs.WcOpcode;
 import dev.verbs4j.verbs.WcStatus;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
@@ -28,9 +30,12 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -72,6 +77,14 @@ import java.util.concurrent.locks.ReentrantLock;
  *       in the peer's next message or update. A received credit update's receive is posted again
  *       at once. Acknowledgements alone never cause a credit update, so updates cannot
  *       ping-pong.</li>
+ *   <li>An RDMA WRITE with immediate ({@link #writeWithImmediate}) consumes a receive too, so it
+ *       uses a credit; its immediate value is the application's, so it carries no credits and no
+ *       acknowledgement. Instead, a write that uses a credit granted by the peer's last credit
+ *       update acknowledges that update implicitly (the update's receive was posted again before
+ *       its credits could be used); both sides count the credits granted and used and infer the
+ *       same. The receiver tells it apart from a message by its completion's opcode, keeps its
+ *       receive until the application takes the immediate, then posts it again and owes it as
+ *       any other.</li>
  * </ul>
  * No deadlock: a sender without credits has sent {@code receiveDepth} messages the receiver has
  * not returned. Once the receiver has read them all it owes at least half, and its update credit
@@ -115,6 +128,33 @@ import java.util.concurrent.locks.ReentrantLock;
  *       {@link CompletableFuture}.</li>
  * </ul>
  *
+ * <p><b>Registered buffers.</b> {@link #register} registers application memory (of an {@link
+ * dev.verbs4j.verbs.RdmaArena} or the global arena) once as a {@link RegisteredBuffer}; its {@link
+ * RegisteredBuffer#remote()} describes it for the peer ({@link RemoteBuffer#toBytes()}, sent as a
+ * message). On such buffers the connection offers one-sided RDMA {@link #write}, {@link
+ * #writeWithImmediate} and {@link #read} to and from a peer's {@link RemoteBuffer} (ranges checked
+ * against its length before anything is posted), and zero-copy {@link #send(RegisteredBuffer,
+ * long, int, Duration) sends}, each blocking or as a future. They share an operation budget of
+ * {@link ConnectionOptions#sendDepth()} outstanding (and as many waiting) beside the message ring,
+ * so messages and buffer operations do not wait for each other's slots; sends and writes with
+ * immediate also need credits. The peer takes writes with immediate with {@link
+ * #receiveImmediate}, apart from the message stream. An operation's future completes with its
+ * work completion; closing the connection destroys the queue pair first and then fails the
+ * outstanding ones (CLOSED), so the device no longer touches their buffers when they fail.
+ * Deregistering a buffer (or closing its arena) while an operation on it is outstanding is safe:
+ * the device refers to it by key only, so the operation fails with an error completion (which
+ * breaks the connection, as any error completion does) and never reaches freed memory.
+ *
+ * <p><b>Posted receives (zero-copy receiving).</b> A connection opened with {@link
+ * ConnectionOptions#withPostedReceives(boolean) postedReceives} receives its messages into
+ * buffers the application posts ({@link #postReceive}) instead of its ring: {@link
+ * #receiveBuffer} (or {@link #receiveBufferAsync}) returns the buffer, offset and length of the
+ * next message, in order, and the buffer is the application's until it posts it again. Each
+ * posted buffer is one credit for the peer, returned at once, so the peer sends no more
+ * messages than buffers wait; at most {@code receiveDepth + 1} are posted (one serves the peer's
+ * credit updates, which land in a posted buffer without writing into it and post it again at
+ * once). The copying receive calls are refused on such a connection; the peer is any connection.
+ *
  * <p><b>Outcomes.</b> Every blocking call has a timeout and ends with a result or a {@link
  * RdmaConnectionException}: an {@link RdmaTimeoutException} when the time is up (the connection
  * stays usable), {@link RdmaConnectionException.Kind#CLOSED} once {@link #close()} was called
@@ -128,7 +168,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p><b>Ownership.</b> The connection owns everything it uses: its connection id and event
  * channel, a protection domain, a completion queue with its completion channel, the queue pair,
  * the two registered rings and the work request arrays. {@link #close()} frees them all; the
- * device context belongs to librdmacm and stays open.
+ * device context belongs to librdmacm and stays open. A connection of an {@link
+ * RdmaEndpointGroup} uses the group's protection domain and completion queue instead (its
+ * completions reach it through the group's poller), frees the rest on close, and leaves the
+ * group; buffers it {@link #register registers} are then the group's, deregistered with the
+ * group or when closed.
  *
  * <p><b>Threads.</b> All methods are thread-safe; one thread sending while another receives is
  * the intended use. Blocked callers share the waiting: one of them sleeps on the connection's file
@@ -144,6 +188,10 @@ public final class RdmaConnection implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RdmaConnection.class.getName());
     private static final long SEND_TAG = 1L << 40;
     private static final long CONTROL_TAG = 1L << 41;
+    private static final long OP_TAG = 1L << 42;
+    private static final long POSTED_TAG = 1L << 43;
+    /** Access of {@link #register(MemorySegment)}: local write, remote read and write. */
+    static final int BUFFER_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE;
     private static final int CONTROL_SLOTS = CreditWindow.CONTROL_SLOTS;
 
     private enum State { CONNECTING, OPEN, PEER_CLOSED, FAILED }
@@ -159,7 +207,14 @@ public final class RdmaConnection implements AutoCloseable {
     private final MemoryRegion receiveRing;
     private final SendRequests sendRequests = new SendRequests(1, 1);
     private final ReceiveRequests receiveRequests = new ReceiveRequests(1, 1);
+    /** The native completion array; null in a group, whose poller takes the completions. */
     private final WorkCompletions completions;
+    /** The group whose protection domain and completion queue the connection uses, or null (its own). */
+    private final RdmaEndpointGroup group;
+    /** Completions the group handed over, not yet taken (guarded by {@link #lock}). */
+    private final ArrayDeque<Completion> inbox = new ArrayDeque<>();
+    /** The wake-up fd was signalled for a sleeping caller and is still readable (guarded by {@link #lock}). */
+    private boolean wakePending;
     private final int wakeFd;
 
     private final ReentrantLock lock = new ReentrantLock();
@@ -192,42 +247,95 @@ public final class RdmaConnection implements AutoCloseable {
     /** The poller's watch on the connection's fds while futures wait and no caller sleeps on them. */
     private ReadinessPoller.Watch watch;
     private boolean serving;
+    /** Buffer operations not posted yet (no free operation slot, or no credit), oldest first (guarded by {@link #lock}). */
+    private final ArrayDeque<AsyncOp<Void>> waitingOps = new ArrayDeque<>();
+    /** Buffer operations posted and not completed, by work request id (guarded by {@link #lock}). */
+    private final LinkedHashMap<Long, AsyncOp<Void>> outstandingOps = new LinkedHashMap<>();
+    private long nextOpId;
+    /** The peer's writes with immediate that arrived: {receive slot, immediate, byte length} (guarded by {@link #lock}). */
+    private final ArrayDeque<long[]> immediates = new ArrayDeque<>();
+    /** The {@link #receiveImmediateAsync} futures waiting, oldest first (guarded by {@link #lock}). */
+    private final ArrayDeque<AsyncOp<ImmediateData>> asyncImmediates = new ArrayDeque<>();
+    /** Posted receives ({@link #postReceive}): those posted, by id, and those held by an immediate not yet taken (guarded by {@link #lock}). */
+    private final java.util.HashMap<Integer, ReceivedBuffer> postedBuffers = new java.util.HashMap<>();
+    private final java.util.HashMap<Integer, ReceivedBuffer> heldForImmediates = new java.util.HashMap<>();
+    /** Messages that arrived in posted buffers, oldest first (guarded by {@link #lock}). */
+    private final ArrayDeque<ReceivedBuffer> arrivedBuffers = new ArrayDeque<>();
+    /** The {@link #receiveBufferAsync} futures waiting, oldest first (guarded by {@link #lock}). */
+    private final ArrayDeque<AsyncOp<ReceivedBuffer>> asyncBuffers = new ArrayDeque<>();
+    private int nextPostedId;
+    /** Posted buffers that a message has not used yet. */
+    private int postedCount;
+    /** With posted receives: whether the ring's one receive (for the peer's first update) is still posted. */
+    private boolean ringReservePosted = true;
+    /** With posted receives: a peer's update used the reserve, and the next posted buffer replaces it. */
+    private boolean reserveMissing;
 
     /**
      * Creates the resources on {@code id} (bound to a device) and posts every receive. On failure
      * frees what it created and throws; the id stays the caller's.
      */
     RdmaConnection(CmId id, EventChannel events, ConnectionOptions options) {
+        this(id, events, options, null);
+    }
+
+    /**
+     * Creates the resources on {@code id} (bound to a device) and posts every receive; in {@code
+     * group} (or null) its queue pair uses the group's protection domain and completion queue.
+     * On failure frees what it created and throws; the id stays the caller's.
+     */
+    RdmaConnection(CmId id, EventChannel events, ConnectionOptions options, RdmaEndpointGroup group) {
         this.options = options;
         this.id = id;
         this.events = events;
+        this.group = group;
         this.slot = options.maxMessageSize();
-        this.window = new CreditWindow(options.receiveDepth());
+        this.window = new CreditWindow(options.receiveDepth(), options.postedReceives());
         int receives = options.receiveDepth() + CONTROL_SLOTS;
         int sends = options.sendDepth() + CONTROL_SLOTS;
+        int ops = options.sendDepth();
         Context context = id.context();
         ProtectionDomain pd = null;
         CompletionChannel channel = null;
         CompletionQueue cq = null;
+        MemoryRegion sendRing = null;
+        MemoryRegion receiveRing = null;
         int wake = -1;
         WorkCompletions wcs = null;
         try {
-            pd = context.allocateProtectionDomain();
-            channel = context.createCompletionChannel();
-            cq = context.createCompletionQueue(sends + receives, channel, 0);
-            this.qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(sends)
+            if (group != null) {
+                if (group.context() != context) {
+                    throw new IllegalArgumentException("the connection's device " + context.name()
+                            + " is not the endpoint group's " + group.context().name());
+                }
+                pd = group.protectionDomain();
+                cq = group.completionQueue();
+            } else {
+                pd = context.allocateProtectionDomain();
+                channel = context.createCompletionChannel();
+                cq = context.createCompletionQueue(sends + ops + receives, channel, 0);
+            }
+            this.qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(sends + ops)
                     .maxRecvWr(receives).maxSendSge(1).maxRecvSge(1));
-            this.sendRing = pd.allocateRegion((long) slot * options.sendDepth(), Access.LOCAL_WRITE);
-            this.receiveRing = pd.allocateRegion((long) slot * receives, Access.LOCAL_WRITE);
-            wcs = new WorkCompletions(Math.min(64, sends + receives));
+            sendRing = pd.allocateRegion((long) slot * options.sendDepth(), Access.LOCAL_WRITE);
+            int ringSlots = options.postedReceives() ? CONTROL_SLOTS : receives;
+            receiveRing = pd.allocateRegion((long) slot * ringSlots, Access.LOCAL_WRITE);
+            this.sendRing = sendRing;
+            this.receiveRing = receiveRing;
+            if (group == null) {
+                wcs = new WorkCompletions(Math.min(64, sends + receives));
+            }
             wake = Libc.eventfd();
             for (int i = 0; i < options.sendDepth(); i++) {
                 freeSendSlots.add(i);
             }
-            for (int i = 0; i < receives; i++) {
+            for (int i = 0; i < ringSlots; i++) {
                 postReceive(i);
             }
             // the peer's initial credits are owed from the start (CreditWindow), returned by the first update
+            if (group != null) {
+                group.attach(qp.qpNum(), this);
+            }
         } catch (RuntimeException e) {
             if (wake >= 0) {
                 Libc.close(wake);
@@ -239,9 +347,13 @@ public final class RdmaConnection implements AutoCloseable {
             receiveRequests.close();
             QueuePair q = id.queuePair();
             closeQuietly(q);
-            closeQuietly(pd);
-            closeQuietly(cq);
-            closeQuietly(channel);
+            closeQuietly(sendRing);
+            closeQuietly(receiveRing);
+            if (group == null) {
+                closeQuietly(pd);
+                closeQuietly(cq);
+                closeQuietly(channel);
+            }
             throw e;
         }
         this.pd = pd;
@@ -270,6 +382,12 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public static RdmaConnection connect(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
                                          Duration timeout) throws RdmaConnectionException {
+        return connect(remote, local, options, timeout, null);
+    }
+
+    /** {@link #connect(InetSocketAddress, InetSocketAddress, ConnectionOptions, Duration)} in {@code group} (or null). */
+    static RdmaConnection connect(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
+                                  Duration timeout, RdmaEndpointGroup group) throws RdmaConnectionException {
         Objects.requireNonNull(remote, "remote");
         ConnectionOptions o = options == null ? ConnectionOptions.DEFAULT : options;
         long deadline = System.nanoTime() + timeout.toNanos();
@@ -288,7 +406,7 @@ public final class RdmaConnection implements AutoCloseable {
             id.resolveRoute(left(deadline, timeout, what, Phase.ROUTE));
             expect(channel, CmEventType.ROUTE_RESOLVED, deadline, timeout, what, Phase.ROUTE);
             left(deadline, timeout, what, Phase.CONNECT);
-            connection = new RdmaConnection(id, channel, o);
+            connection = new RdmaConnection(id, channel, o, group);
             if (o.ackTimeout() != 0) {
                 id.setAckTimeout(o.ackTimeout());
             }
@@ -372,7 +490,7 @@ public final class RdmaConnection implements AutoCloseable {
         lock.lock();
         try {
             this.events = channel;
-            this.fds = new int[]{completionChannel.fd(), channel.fd(), wakeFd};
+            this.fds = group == null ? new int[]{completionChannel.fd(), channel.fd(), wakeFd} : new int[]{channel.fd(), wakeFd};
             this.peerPrivateData = requestData != null ? requestData.clone() : event.privateData();
             this.localAddress = id.localAddress();
             this.remoteAddress = id.peerAddress();
@@ -535,6 +653,7 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws RdmaConnectionException  when closed or broken
      */
     public int receive(MemorySegment buffer, Duration timeout) throws RdmaConnectionException {
+        requirePosted("receive", false);
         long deadline = deadline(timeout);
         enter();
         try {
@@ -563,6 +682,7 @@ public final class RdmaConnection implements AutoCloseable {
      * stream. Otherwise as {@link #receive(MemorySegment, Duration)}.
      */
     public byte[] receive(Duration timeout) throws RdmaConnectionException {
+        requirePosted("receive", false);
         long deadline = deadline(timeout);
         enter();
         try {
@@ -594,6 +714,7 @@ public final class RdmaConnection implements AutoCloseable {
      *         #END_OF_STREAM}
      */
     public int tryReceive(MemorySegment buffer) throws RdmaConnectionException {
+        requirePosted("tryReceive", false);
         enter();
         try {
             progress();
@@ -658,6 +779,7 @@ public final class RdmaConnection implements AutoCloseable {
      * and threads.
      */
     public CompletableFuture<byte[]> receiveAsync() {
+        requirePosted("receiveAsync", false);
         AsyncOp<byte[]> op = new AsyncOp<>(null);
         lock.lock();
         try {
@@ -678,6 +800,397 @@ public final class RdmaConnection implements AutoCloseable {
         return op;
     }
 
+
+    // ---- registered buffers: one-sided operations and zero-copy sends ----
+
+    /**
+     * Registers {@code segment} (memory of an {@link dev.verbs4j.verbs.RdmaArena} or the global
+     * arena) in this connection's protection domain for local write and remote read and write:
+     * the source and target of {@link #write}, {@link #read}, {@link #writeWithImmediate} and
+     * {@link #send(RegisteredBuffer, long, int, Duration)}, and of the peer's one-sided operations
+     * once it knows {@link RegisteredBuffer#remote()}. Register once, use many times; closing the
+     * connection deregisters it.
+     *
+     * @throws IllegalArgumentException for heap memory or memory of another arena (it could be
+     *                                  freed while registered), or an empty segment
+     * @throws IllegalStateException    when the connection (or the arena) is closed
+     */
+    public RegisteredBuffer register(MemorySegment segment) {
+        return register(segment, BUFFER_ACCESS);
+    }
+
+    /** {@link #register(MemorySegment)} with these {@link Access} flags. */
+    public RegisteredBuffer register(MemorySegment segment, int access) {
+        Objects.requireNonNull(segment, "segment");
+        lock.lock();
+        try {
+            if (closing) {
+                throw new IllegalStateException("register: the connection is closed");
+            }
+        } finally {
+            lock.unlock();
+        }
+        return RegisteredBuffer.register(pd, segment, access);
+    }
+
+    /**
+     * RDMA WRITE of {@code length} bytes of {@code local} from {@code offset} to {@code remote}
+     * from {@code remoteOffset}, without a waiting thread: the future completes once the write
+     * completed (the data is in the peer's memory; {@code local} may be reused). The peer's
+     * application is not told; see {@link #writeWithImmediateAsync}. At most {@link
+     * ConnectionOptions#sendDepth()} buffer operations (writes, reads, zero-copy sends) are
+     * outstanding and as many more wait to be posted; beyond that the future fails at once with
+     * an {@link IllegalStateException}. Futures fail as those of {@link #sendAsync(MemorySegment)};
+     * closing the connection fails those outstanding (CLOSED) once the queue pair is destroyed,
+     * so the device no longer touches the buffers when they fail.
+     *
+     * @throws IllegalArgumentException when a range lies outside {@code local} or {@code remote}
+     *                                  (the message names which), or {@code local} belongs to
+     *                                  another protection domain
+     * @throws IllegalStateException    when {@code local} is closed
+     */
+    public CompletableFuture<Void> writeAsync(RegisteredBuffer local, long offset, int length, RemoteBuffer remote,
+                                              long remoteOffset) {
+        return submit(new BufferOperation(BufferOperation.Kind.WRITE, local, offset, length, remote, remoteOffset, 0));
+    }
+
+    /**
+     * RDMA WRITE with immediate: as {@link #writeAsync}, and the peer's application then takes
+     * {@code immediate} and the byte count with {@link #receiveImmediate}. It consumes one of the
+     * peer's receives, so it needs a credit, as a message does, and waits for one (see the flow
+     * control in the class documentation).
+     */
+    public CompletableFuture<Void> writeWithImmediateAsync(RegisteredBuffer local, long offset, int length,
+                                                           RemoteBuffer remote, long remoteOffset, int immediate) {
+        return submit(new BufferOperation(BufferOperation.Kind.WRITE_WITH_IMMEDIATE, local, offset, length, remote,
+                remoteOffset, immediate));
+    }
+
+    /**
+     * RDMA READ of {@code length} bytes of {@code remote} from {@code remoteOffset} into {@code
+     * local} from {@code offset}: the future completes once the data is in {@code local}.
+     * Otherwise as {@link #writeAsync}.
+     */
+    public CompletableFuture<Void> readAsync(RegisteredBuffer local, long offset, int length, RemoteBuffer remote,
+                                             long remoteOffset) {
+        return submit(new BufferOperation(BufferOperation.Kind.READ, local, offset, length, remote, remoteOffset, 0));
+    }
+
+    /**
+     * Sends {@code length} bytes of {@code buffer} from {@code offset} as one message without
+     * copying: the device reads them from {@code buffer}, and the future completes once the send
+     * completed, after which the bytes may be changed. The peer receives it as any message (in
+     * order with the copied ones it was posted among); it needs a credit, as they do. Otherwise
+     * as {@link #writeAsync}.
+     *
+     * @throws IllegalArgumentException when the range lies outside {@code buffer} or exceeds
+     *                                  {@link ConnectionOptions#maxMessageSize()}
+     */
+    public CompletableFuture<Void> sendAsync(RegisteredBuffer buffer, long offset, int length) {
+        checkSize(length);
+        return submit(new BufferOperation(BufferOperation.Kind.SEND, buffer, offset, length, null, 0, 0));
+    }
+
+    /**
+     * {@link #writeAsync}, waiting up to {@code timeout} for its completion.
+     *
+     * @throws RdmaTimeoutException    when not completed within {@code timeout}: withdrawn when it
+     *                                 was not posted yet; otherwise it stays posted (the message
+     *                                 says which)
+     * @throws RdmaConnectionException when closed, disconnected or broken (also by an error
+     *                                 completion, e.g. a remote access error)
+     */
+    public void write(RegisteredBuffer local, long offset, int length, RemoteBuffer remote, long remoteOffset,
+                      Duration timeout) throws RdmaConnectionException {
+        awaitOperation(writeAsync(local, offset, length, remote, remoteOffset), timeout, "write");
+    }
+
+    /** {@link #writeWithImmediateAsync}, waiting up to {@code timeout}; see {@link #write}. */
+    public void writeWithImmediate(RegisteredBuffer local, long offset, int length, RemoteBuffer remote,
+                                   long remoteOffset, int immediate, Duration timeout) throws RdmaConnectionException {
+        awaitOperation(writeWithImmediateAsync(local, offset, length, remote, remoteOffset, immediate), timeout,
+                "writeWithImmediate");
+    }
+
+    /** {@link #readAsync}, waiting up to {@code timeout}; see {@link #write}. */
+    public void read(RegisteredBuffer local, long offset, int length, RemoteBuffer remote, long remoteOffset,
+                     Duration timeout) throws RdmaConnectionException {
+        awaitOperation(readAsync(local, offset, length, remote, remoteOffset), timeout, "read");
+    }
+
+    /** {@link #sendAsync(RegisteredBuffer, long, int)}, waiting up to {@code timeout}; see {@link #write}. */
+    public void send(RegisteredBuffer buffer, long offset, int length, Duration timeout) throws RdmaConnectionException {
+        awaitOperation(sendAsync(buffer, offset, length), timeout, "send");
+    }
+
+    /**
+     * Takes the next write with immediate of the peer, waiting up to {@code timeout}: its
+     * immediate value and byte count; null once the peer disconnected and every earlier one was
+     * taken. Immediates and messages share this side's receives but are taken apart, each in the
+     * order they arrived: an immediate holds its receive until it is taken here (then the
+     * receive is posted again and its credit returned), so a peer whose immediates are not taken
+     * runs out of credits, for messages too.
+     *
+     * @throws RdmaTimeoutException    when none arrived within {@code timeout}
+     * @throws RdmaConnectionException when closed or broken
+     */
+    public ImmediateData receiveImmediate(Duration timeout) throws RdmaConnectionException {
+        long deadline = deadline(timeout);
+        enter();
+        try {
+            while (true) {
+                progress();
+                ImmediateData d = takeImmediate("receiveImmediate");
+                if (d != null) {
+                    return d == NO_MORE ? null : d;
+                }
+                if (!await(deadline)) {
+                    throw new RdmaTimeoutException("receiveImmediate: no write with immediate within " + timeout);
+                }
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * {@link #receiveImmediate} without a waiting thread: completes with the next immediate, or
+     * null at end of stream; at most {@link ConnectionOptions#receiveDepth()} wait. See the class
+     * documentation for futures.
+     */
+    public CompletableFuture<ImmediateData> receiveImmediateAsync() {
+        AsyncOp<ImmediateData> op = new AsyncOp<>(null);
+        lock.lock();
+        try {
+            if (closing) {
+                return op.failNow(RdmaConnectionException.closed("receiveImmediateAsync"));
+            }
+            if (asyncImmediates.size() >= options.receiveDepth()) {
+                return op.failNow(new IllegalStateException("receiveImmediateAsync: " + asyncImmediates.size()
+                        + " futures already wait (at most receiveDepth); wait for one first"));
+            }
+            op.queued = true;
+            asyncImmediates.addLast(op);
+            progress();
+            serveAsync();
+        } finally {
+            unlockAndDeliver();
+        }
+        return op;
+    }
+
+    /**
+     * Posts {@code length} bytes of {@code buffer} from {@code offset} as a receive, on a
+     * connection with {@link ConnectionOptions#postedReceives()}: a message of the peer then
+     * arrives there without a copy, and {@link #receiveBuffer} returns where. Each posted buffer
+     * is a credit for the peer (returned at once), so posting is the flow control: the peer
+     * sends at most as many messages as buffers wait. Messages take the buffers in the order
+     * they were posted, except that the peer's credit updates and writes with immediate also
+     * use a posted receive (without writing into it), which is then posted again at the end
+     * (for an immediate: once it is taken). Buffers must be as large as the peer's messages: a
+     * longer message breaks the connection. At most {@code receiveDepth + 1} buffers are posted
+     * at once (one is kept for the peer's credit updates).
+     *
+     * @throws IllegalStateException    without posted receives, when {@code receiveDepth + 1}
+     *                                  buffers are posted already, or when {@code buffer} is closed
+     * @throws IllegalArgumentException when the range is outside {@code buffer}, or the buffer
+     *                                  belongs to another protection domain
+     * @throws RdmaConnectionException  when closed, disconnected or broken
+     */
+    public void postReceive(RegisteredBuffer buffer, long offset, int length) throws RdmaConnectionException {
+        if (!options.postedReceives()) {
+            throw new IllegalStateException("postReceive: the connection receives into its ring; open it with"
+                    + " ConnectionOptions.withPostedReceives(true) to receive into posted buffers");
+        }
+        checkBuffer(buffer, offset, length, "postReceive");
+        if (length < 1) {
+            throw new IllegalArgumentException("postReceive: length must be positive, got " + length);
+        }
+        lock.lock();
+        try {
+            checkSendable("postReceive");
+            int max = options.receiveDepth() + CONTROL_SLOTS - (ringReservePosted ? 1 : 0);
+            if (postedCount >= max) {
+                throw new IllegalStateException("postReceive: " + postedCount + " buffers are posted already (at most "
+                        + max + ": receiveDepth and one for the peer's credit updates)");
+            }
+            int id = nextPostedId++;
+            if (!postBuffer(id, new ReceivedBuffer(buffer, offset, length))) {
+                checkSendable("postReceive");
+                throw new IllegalStateException("postReceive: the queue pair takes no receives");
+            }
+            postedCount++;
+            if (reserveMissing) {
+                reserveMissing = false;
+                window.updateReceiveReposted();
+            } else {
+                window.receiveReposted();
+            }
+            returnCredits();
+        } finally {
+            unlockAndDeliver();
+        }
+    }
+
+    /**
+     * The next message that arrived in a posted buffer (see {@link #postReceive}), waiting up to
+     * {@code timeout}: the buffer, where the message starts and its length; null once the peer
+     * disconnected and every earlier message was taken. The buffer is the application's again.
+     *
+     * @throws IllegalStateException   without posted receives
+     * @throws RdmaTimeoutException    when none arrived within {@code timeout}
+     * @throws RdmaConnectionException when closed or broken
+     */
+    public ReceivedBuffer receiveBuffer(Duration timeout) throws RdmaConnectionException {
+        requirePosted("receiveBuffer", true);
+        long deadline = deadline(timeout);
+        enter();
+        try {
+            while (true) {
+                progress();
+                checkNotClosed("receiveBuffer");
+                ReceivedBuffer b = arrivedBuffers.pollFirst();
+                if (b != null) {
+                    return b;
+                }
+                if (state == State.PEER_CLOSED) {
+                    return null;
+                }
+                if (state == State.FAILED) {
+                    throw failure.rethrown("receiveBuffer");
+                }
+                if (!await(deadline)) {
+                    throw new RdmaTimeoutException("receiveBuffer: no message within " + timeout);
+                }
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * {@link #receiveBuffer} without a waiting thread: completes with the next message's buffer,
+     * or null at end of stream; at most {@link ConnectionOptions#receiveDepth()} + 1 wait. See the
+     * class documentation for futures.
+     */
+    public CompletableFuture<ReceivedBuffer> receiveBufferAsync() {
+        requirePosted("receiveBufferAsync", true);
+        AsyncOp<ReceivedBuffer> op = new AsyncOp<>(null);
+        lock.lock();
+        try {
+            if (closing) {
+                return op.failNow(RdmaConnectionException.closed("receiveBufferAsync"));
+            }
+            if (asyncBuffers.size() > options.receiveDepth()) {
+                return op.failNow(new IllegalStateException("receiveBufferAsync: " + asyncBuffers.size()
+                        + " futures already wait (at most receiveDepth + 1); wait for one first"));
+            }
+            op.queued = true;
+            asyncBuffers.addLast(op);
+            progress();
+            serveAsync();
+        } finally {
+            unlockAndDeliver();
+        }
+        return op;
+    }
+
+    private void requirePosted(String what, boolean posted) {
+        if (options.postedReceives() != posted) {
+            throw new IllegalStateException(what + (posted
+                    ? ": the connection receives into its ring (use receive), not into posted buffers"
+                    : ": the connection receives into posted buffers (ConnectionOptions.postedReceives); use receiveBuffer"));
+        }
+    }
+
+    /** Posts the receive of a posted buffer; false when the queue pair no longer takes receives or the buffer is closed. */
+    private boolean postBuffer(int id, ReceivedBuffer entry) {
+        try {
+            receiveRequests.get(0).wrId(POSTED_TAG | (id & 0xffff_ffffL)).sge(entry.buffer().region(), entry.offset(), entry.length());
+            qp.postReceive(receiveRequests, 1);
+        } catch (VerbsException | IllegalStateException e) {
+            LOG.log(System.Logger.Level.DEBUG, "posted receive not posted: {0}", e.getMessage());
+            return false;
+        }
+        postedBuffers.put(id, entry);
+        return true;
+    }
+
+    private CompletableFuture<Void> submit(BufferOperation operation) {
+        checkOperation(operation);
+        AsyncOp<Void> op = new AsyncOp<>(null);
+        op.operation = operation;
+        String what = operation.kind().verb;
+        lock.lock();
+        try {
+            progress();
+            try {
+                checkSendable(what);
+            } catch (RdmaConnectionException e) {
+                return op.failNow(e);
+            }
+            if (waitingOps.size() >= options.sendDepth()) {
+                return op.failNow(new IllegalStateException(what + ": " + outstandingOps.size() + " buffer operations are"
+                        + " outstanding and " + waitingOps.size() + " wait to be posted (at most sendDepth each); wait for one first"));
+            }
+            op.queued = true;
+            waitingOps.addLast(op);
+            serveAsync();
+        } finally {
+            unlockAndDeliver();
+        }
+        return op;
+    }
+
+    private void checkOperation(BufferOperation op) {
+        String what = op.kind().verb;
+        checkBuffer(op.buffer(), op.offset(), op.length(), what);
+        if (op.kind() != BufferOperation.Kind.SEND) {
+            Objects.requireNonNull(op.remote(), "remote buffer");
+            op.remote().checkRange(op.remoteOffset(), op.length(), what);
+        }
+    }
+
+    /** Checks a local buffer and range for {@code what}: not null, this connection's domain, inside the buffer, open. */
+    private void checkBuffer(RegisteredBuffer buffer, long offset, int length, String what) {
+        Objects.requireNonNull(buffer, "local buffer");
+        if (length < 0) {
+            throw new IllegalArgumentException(what + ": length must not be negative, got " + length);
+        }
+        if (buffer.region().protectionDomain() != pd) {
+            throw new IllegalArgumentException(what + ": the buffer was registered for another connection or group"
+                    + " (another protection domain); register it with this connection");
+        }
+        buffer.checkRange(offset, length, what);
+    }
+
+    private static void awaitOperation(CompletableFuture<Void> f, Duration timeout, String what) throws RdmaConnectionException {
+        try {
+            f.get(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            if (f.cancel(false)) {
+                throw new RdmaTimeoutException(what + ": not posted within " + timeout
+                        + " (every operation slot in use, or no credit); withdrawn");
+            }
+            throw new RdmaTimeoutException(what + ": posted but not completed within " + timeout
+                    + "; it stays posted, so its buffer may still be read or written until it completes or the connection closes");
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RdmaConnectionException r) {
+                throw r.rethrown(what);
+            }
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IllegalStateException(what + " failed", cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            f.cancel(false);
+            InterruptedIOException io = new InterruptedIOException(what + ": interrupted while waiting for the operation");
+            throw new RdmaConnectionException(io.getMessage(), RdmaConnectionException.Kind.CLOSED, null, 0, null, 0, null, io);
+        }
+    }
+
     /**
      * A future of {@link #sendAsync} or {@link #receiveAsync}. While it waits in its queue ({@code
      * queued}, under the connection's lock), a cancel, a timeout or an outside completion takes it
@@ -686,6 +1199,8 @@ public final class RdmaConnection implements AutoCloseable {
     private final class AsyncOp<T> extends CompletableFuture<T> {
         /** A waiting send's copy of its message. */
         byte[] message;
+        /** A buffer operation's request. */
+        BufferOperation operation;
         boolean queued;
 
         AsyncOp(byte[] message) {
@@ -723,6 +1238,9 @@ public final class RdmaConnection implements AutoCloseable {
                 message = null;
                 asyncSends.remove(this);
                 asyncReceives.remove(this);
+                waitingOps.remove(this);
+                asyncImmediates.remove(this);
+                asyncBuffers.remove(this);
                 return true;
             } finally {
                 lock.unlock();
@@ -844,6 +1362,86 @@ public final class RdmaConnection implements AutoCloseable {
         window.messageSent(imm);
     }
 
+    /** What {@link #takeImmediate} returns at end of stream. */
+    private static final ImmediateData NO_MORE = new ImmediateData(0, -1);
+
+    /** The next immediate (its receive posted again), {@link #NO_MORE} at end of stream, or null when none arrived yet. */
+    private ImmediateData takeImmediate(String what) throws RdmaConnectionException {
+        checkNotClosed(what);
+        long[] head = immediates.pollFirst();
+        if (head != null) {
+            if (head[0] < 0) {
+                int id = (int) (-1 - head[0]);
+                ReceivedBuffer entry = heldForImmediates.remove(id);
+                if (state == State.OPEN && postBuffer(id, entry)) {
+                    window.receiveReposted();
+                    returnCredits();
+                } else {
+                    postedCount--;
+                }
+            } else if (state == State.OPEN && repost((int) head[0])) {
+                window.receiveReposted();
+                returnCredits();
+            }
+            return new ImmediateData((int) head[1], (int) head[2]);
+        }
+        return switch (state) {
+            case PEER_CLOSED -> NO_MORE;
+            case FAILED -> throw failure.rethrown(what);
+            default -> null;
+        };
+    }
+
+    /** Posts a buffer operation: needs an operation slot, and a credit when it consumes a peer's receive. */
+    private void postOperation(AsyncOp<Void> op) throws RdmaConnectionException {
+        BufferOperation o = op.operation;
+        long wrId = OP_TAG | (nextOpId++ & 0xff_ffff_ffffL);
+        SendRequest r = sendRequests.reset(0).wrId(wrId).opcode(o.kind().opcode).flags(SendFlags.SIGNALED);
+        if (o.length() > 0) {
+            r.sge(o.buffer().region(), o.offset(), o.length());
+        }
+        int imm = 0;
+        if (o.kind() == BufferOperation.Kind.SEND) {
+            imm = window.messageImmediate();
+            r.immediateData(imm);
+        } else if (o.kind() == BufferOperation.Kind.WRITE_WITH_IMMEDIATE) {
+            r.immediateData(o.immediate());
+        }
+        if (o.remote() != null) {
+            r.rdma(o.remote().address() + o.remoteOffset(), o.remote().rkey());
+        }
+        try {
+            qp.postSend(sendRequests, 1);
+        } catch (VerbsException e) {
+            checkSendable(o.kind().verb);
+            throw RdmaConnectionException.of(e, o.kind().verb + " to " + remoteAddress);
+        }
+        outstandingOps.put(wrId, op);
+        if (o.kind() == BufferOperation.Kind.SEND) {
+            window.messageSent(imm);
+        } else if (o.kind() == BufferOperation.Kind.WRITE_WITH_IMMEDIATE) {
+            window.immediateSent();
+        }
+    }
+
+    /** The exception for an operation that cannot complete because of the connection's state. */
+    private RdmaConnectionException stateFailure(String what) {
+        if (closing) {
+            return RdmaConnectionException.closed(what);
+        }
+        return switch (state) {
+            case FAILED -> failure.rethrown(what);
+            case PEER_CLOSED -> RdmaConnectionException.peerDisconnected(what + " to " + remoteAddress, endEvent);
+            default -> RdmaConnectionException.closed(what);
+        };
+    }
+
+    /** Whether any future waits for the connection. */
+    private boolean futuresWait() {
+        return !asyncSends.isEmpty() || !asyncReceives.isEmpty() || !waitingOps.isEmpty() || !outstandingOps.isEmpty()
+                || !asyncImmediates.isEmpty() || !asyncBuffers.isEmpty();
+    }
+
     /**
      * Sends a credit update when enough receives wait to be returned and the peer has its
      * reserved receive free for it.
@@ -901,14 +1499,27 @@ public final class RdmaConnection implements AutoCloseable {
                 n++;
             }
         }
-        while (completionChannel.tryGetEvent() != null) {
-            n++;
-        }
-        int got;
-        while ((got = cq.poll(completions)) > 0) {
-            n += got;
-            for (int i = 0; i < got; i++) {
-                onCompletion(completions.get(i));
+        if (group != null) {
+            if (wakePending) {
+                Libc.drain(wakeFd);
+                wakePending = false;
+            }
+            Completion c;
+            while ((c = inbox.pollFirst()) != null) {
+                n++;
+                onCompletion(c.wrId(), c.status(), c.opcode(), c.byteLength(), c.immediate(), c.flags());
+            }
+        } else {
+            while (completionChannel.tryGetEvent() != null) {
+                n++;
+            }
+            int got;
+            while ((got = cq.poll(completions)) > 0) {
+                n += got;
+                for (int i = 0; i < got; i++) {
+                    WorkCompletion wc = completions.get(i);
+                    onCompletion(wc.wrId(), wc.status(), wc.opcode(), wc.byteLength(), wc.immediateData(), wc.flags());
+                }
             }
         }
         if (n > 0) {
@@ -940,12 +1551,14 @@ public final class RdmaConnection implements AutoCloseable {
         try {
             while (true) {
                 drainAsync();
-                if (asyncSends.isEmpty() && asyncReceives.isEmpty() || pollerSleeping || closing) {
+                if (!futuresWait() || pollerSleeping || closing) {
                     return;
                 }
                 // armed again even while a watch is registered: a caller may have taken the
                 // completion event the watch waits for, and with it the queue's arming
-                cq.requestNotify(false);
+                if (group == null) {
+                    cq.requestNotify(false);
+                }
                 if (takeNews() == 0) {
                     if (watch == null) {
                         watch = ReadinessPoller.whenReadable(fds, this::onReadable);
@@ -976,6 +1589,46 @@ public final class RdmaConnection implements AutoCloseable {
                 asyncReceives.pollFirst().failLater(failure.rethrown("receiveAsync"));
             } else {
                 break;
+            }
+        }
+        while (!asyncBuffers.isEmpty()) {
+            if (closing) {
+                asyncBuffers.pollFirst().failLater(RdmaConnectionException.closed("receiveBufferAsync"));
+            } else if (!arrivedBuffers.isEmpty()) {
+                asyncBuffers.pollFirst().finishLater(arrivedBuffers.pollFirst());
+            } else if (state == State.PEER_CLOSED) {
+                asyncBuffers.pollFirst().finishLater(null);
+            } else if (state == State.FAILED) {
+                asyncBuffers.pollFirst().failLater(failure.rethrown("receiveBufferAsync"));
+            } else {
+                break;
+            }
+        }
+        while (!asyncImmediates.isEmpty()) {
+            try {
+                ImmediateData d = takeImmediate("receiveImmediateAsync");
+                if (d == null) {
+                    break;
+                }
+                asyncImmediates.pollFirst().finishLater(d == NO_MORE ? null : d);
+            } catch (RdmaConnectionException e) {
+                asyncImmediates.pollFirst().failLater(e);
+            }
+        }
+        while (!waitingOps.isEmpty()) {
+            AsyncOp<Void> op = waitingOps.peekFirst();
+            BufferOperation o = op.operation;
+            try {
+                checkSendable(o.kind().verb);
+                if (outstandingOps.size() >= options.sendDepth() || o.kind().needsCredit() && !window.canSend()) {
+                    break;
+                }
+                waitingOps.pollFirst();
+                op.queued = false;
+                postOperation(op);
+            } catch (RdmaConnectionException | RuntimeException e) {
+                waitingOps.remove(op);
+                op.failLater(e);
             }
         }
         while (!asyncSends.isEmpty()) {
@@ -1045,8 +1698,82 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    private void onCompletion(WorkCompletion wc) {
-        long wrId = wc.wrId();
+    /**
+     * Completions the group's poller took for this connection: taken at once, or by the caller
+     * sleeping on the connection's fds, which is woken for them.
+     */
+    void deliver(List<Completion> batch) {
+        lock.lock();
+        try {
+            if (released) {
+                return;
+            }
+            inbox.addAll(batch);
+            if (pollerSleeping) {
+                if (!wakePending) {
+                    wakePending = true;
+                    Libc.signal(wakeFd);
+                }
+            } else {
+                progress();
+            }
+            progressed.signalAll();
+        } finally {
+            unlockAndDeliver();
+        }
+    }
+
+    /** The completion queue the connection's queue pair uses (its own, or its group's). */
+    CompletionQueue completionQueue() {
+        return cq;
+    }
+
+    /** The flow control's and the queues' state, for diagnostics. */
+    String flowState() {
+        lock.lock();
+        try {
+            return window + "; arrived " + arrived.size() + ", immediates " + immediates.size() + ", free send slots "
+                    + freeSendSlots.size() + ", operations outstanding " + outstandingOps.size() + ", waiting " + waitingOps.size()
+                    + ", state " + state + (pollerSleeping ? ", a caller sleeps" : "") + (watch != null ? ", watched" : "");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The group of the connection, or null. */
+    public RdmaEndpointGroup group() {
+        return group;
+    }
+
+    private void onCompletion(long wrId, WcStatus wcStatus, WcOpcode opcode, int byteLength, int immediate, int flags) {
+        boolean success = wcStatus == WcStatus.SUCCESS;
+        if ((wrId & OP_TAG) != 0) {
+            AsyncOp<Void> op = outstandingOps.remove(wrId);
+            String what = op != null ? op.operation.kind().verb : "operation";
+            if (success) {
+                if (op != null) {
+                    op.finishLater(null);
+                }
+            } else if (wcStatus == WcStatus.WR_FLUSH_ERR) {
+                if (state == State.OPEN || state == State.CONNECTING) {
+                    ended(CmEventType.DISCONNECTED);
+                }
+                if (op != null) {
+                    op.failLater(stateFailure(what));
+                }
+            } else {
+                RdmaConnectionException e = RdmaConnectionException.of(wcStatus, what + " to " + remoteAddress);
+                fail(e);
+                if (op != null) {
+                    op.failLater(e);
+                }
+            }
+            return;
+        }
+        if ((wrId & POSTED_TAG) != 0) {
+            onPostedCompletion((int) (wrId & 0xffff_ffffL), success, wcStatus, opcode, byteLength, immediate, flags);
+            return;
+        }
         boolean control = (wrId & CONTROL_TAG) != 0;
         boolean send = control || (wrId & SEND_TAG) != 0;
         int s = (int) (wrId & 0xffff_ffffL);
@@ -1055,21 +1782,29 @@ public final class RdmaConnection implements AutoCloseable {
         } else if (send) {
             freeSendSlots.addLast(s);
         }
-        if (wc.isSuccess()) {
-            if (!send) {
-                int imm = (wc.flags() & WorkCompletion.FLAG_WITH_IMM) != 0 ? wc.immediateData() : 0;
+        if (success) {
+            if (!send && opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
+                // the peer's write with immediate: its receive is held until the application takes it
+                immediates.addLast(new long[]{s, immediate & 0xffff_ffffL, byteLength});
+                window.immediateReceived();
+            } else if (!send) {
+                int imm = (flags & WorkCompletion.FLAG_WITH_IMM) != 0 ? immediate : 0;
                 if (window.received(imm)) {
-                    // the peer's update may arrive before this side saw ESTABLISHED
-                    if ((state == State.OPEN || state == State.CONNECTING) && repost(s)) {
+                    if (options.postedReceives()) {
+                        // the ring's one receive took the peer's first update: the next posted buffer replaces it
+                        ringReservePosted = false;
+                        reserveMissing = true;
+                    } else if ((state == State.OPEN || state == State.CONNECTING) && repost(s)) {
+                        // the peer's update may arrive before this side saw ESTABLISHED
                         window.updateReceiveReposted();
                     }
                 } else {
-                    arrived.addLast(new long[]{s, wc.byteLength()});
+                    arrived.addLast(new long[]{s, byteLength});
                 }
             }
             return;
         }
-        WcStatus status = wc.status();
+        WcStatus status = wcStatus;
         if (status == WcStatus.WR_FLUSH_ERR) {
             // the queue pair is in the error state: a disconnect, or the error reported by an earlier completion
             if (state == State.OPEN || state == State.CONNECTING) {
@@ -1078,6 +1813,41 @@ public final class RdmaConnection implements AutoCloseable {
         } else {
             fail(RdmaConnectionException.of(status, send ? "send to " + remoteAddress : "receive from " + remoteAddress));
         }
+    }
+
+    /** A completion of a posted buffer's receive: a message, a write with immediate, or a credit update. */
+    private void onPostedCompletion(int id, boolean success, WcStatus status, WcOpcode opcode, int byteLength, int immediate,
+                                    int flags) {
+        ReceivedBuffer entry = postedBuffers.remove(id);
+        if (!success) {
+            postedCount--;
+            if (status == WcStatus.WR_FLUSH_ERR) {
+                if (state == State.OPEN || state == State.CONNECTING) {
+                    ended(CmEventType.DISCONNECTED);
+                }
+            } else {
+                fail(RdmaConnectionException.of(status, "receive from " + remoteAddress));
+            }
+            return;
+        }
+        if (opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
+            heldForImmediates.put(id, entry);
+            immediates.addLast(new long[]{-1L - id, immediate & 0xffff_ffffL, byteLength});
+            window.immediateReceived();
+            return;
+        }
+        int imm = (flags & WorkCompletion.FLAG_WITH_IMM) != 0 ? immediate : 0;
+        if (window.received(imm)) {
+            // a credit update used the buffer without writing into it: posted again at once
+            if ((state == State.OPEN || state == State.CONNECTING) && postBuffer(id, entry)) {
+                window.updateReceiveReposted();
+            } else {
+                postedCount--;
+            }
+            return;
+        }
+        postedCount--;
+        arrivedBuffers.addLast(new ReceivedBuffer(entry.buffer(), entry.offset(), byteLength));
     }
 
     private void onEvent(CmEvent ev) {
@@ -1133,7 +1903,9 @@ public final class RdmaConnection implements AutoCloseable {
             }
             pollerActive = true;
             try {
-                cq.requestNotify(false);
+                if (group == null) {
+                    cq.requestNotify(false);
+                }
                 if (progress() > 0) {
                     return true;
                 }
@@ -1205,6 +1977,11 @@ public final class RdmaConnection implements AutoCloseable {
                 }
             }
             release();
+            // the queue pair is destroyed: the device no longer touches the buffers of these
+            for (AsyncOp<Void> op : outstandingOps.values()) {
+                op.failLater(RdmaConnectionException.closed(op.operation.kind().verb));
+            }
+            outstandingOps.clear();
         } finally {
             unlockAndDeliver();
         }
@@ -1220,11 +1997,18 @@ public final class RdmaConnection implements AutoCloseable {
             released = true;
             closing = true;
             closeQuietly(id);
-            closeQuietly(pd);
-            closeQuietly(cq);
-            closeQuietly(completionChannel);
+            if (group != null) {
+                // the queue pair is destroyed: nothing of it reaches the group's queue any more
+                group.detach(qp.qpNum(), this);
+                closeQuietly(sendRing);
+                closeQuietly(receiveRing);
+            } else {
+                closeQuietly(pd);
+                closeQuietly(cq);
+                closeQuietly(completionChannel);
+                completions.close();
+            }
             closeQuietly(events);
-            completions.close();
             sendRequests.close();
             receiveRequests.close();
             Libc.close(wakeFd);

@@ -90,11 +90,14 @@ public final class RdmaServer implements AutoCloseable {
     private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
     private final Map<CmId, Pending> pending = new HashMap<>();
     private final Thread dispatcher;
+    /** The group accepted connections join, or null (each its own queues). */
+    private final RdmaEndpointGroup group;
     private volatile boolean closing;
     private volatile RdmaConnectionException failure;
 
     private RdmaServer(InetSocketAddress local, ConnectionOptions options, int backlog, Duration connectTimeout,
-                       RequestHandler handler) throws RdmaConnectionException {
+                       RequestHandler handler, RdmaEndpointGroup group) throws RdmaConnectionException {
+        this.group = group;
         this.options = options == null ? ConnectionOptions.DEFAULT : options;
         this.handler = handler == null ? (peer, data) -> Verdict.accept() : handler;
         this.backlog = backlog;
@@ -138,7 +141,19 @@ public final class RdmaServer implements AutoCloseable {
         if (backlog < 1) {
             throw new IllegalArgumentException("backlog must be at least 1, got " + backlog);
         }
-        return new RdmaServer(local, options, backlog, Objects.requireNonNull(connectTimeout, "connectTimeout"), handler);
+        return new RdmaServer(local, options, backlog, Objects.requireNonNull(connectTimeout, "connectTimeout"), handler, null);
+    }
+
+    /** The server of {@link RdmaEndpointGroup#listen}. */
+    static RdmaServer bindInGroup(InetSocketAddress local, RdmaEndpointGroup group, int backlog, Duration connectTimeout,
+                                  RequestHandler handler) throws RdmaConnectionException {
+        Objects.requireNonNull(local, "local");
+        Objects.requireNonNull(group, "group");
+        if (backlog < 1) {
+            throw new IllegalArgumentException("backlog must be at least 1, got " + backlog);
+        }
+        return new RdmaServer(local, group.options(), backlog, Objects.requireNonNull(connectTimeout, "connectTimeout"), handler,
+                group);
     }
 
     /** A server on {@code local} with default options, backlog 64, a 30 s connect timeout, accepting all. */
@@ -301,7 +316,7 @@ public final class RdmaServer implements AutoCloseable {
                 id.close();
                 return;
             }
-            connection = new RdmaConnection(id, null, options);
+            connection = new RdmaConnection(id, null, options, group);
             byte[] data = verdict.privateData().length > 0 ? verdict.privateData() : options.privateData();
             if (options.ackTimeout() != 0) {
                 id.setAckTimeout(options.ackTimeout());

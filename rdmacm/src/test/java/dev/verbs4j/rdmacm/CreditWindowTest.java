@@ -131,4 +131,75 @@ class CreditWindowTest {
         assertThat(b.credits()).isEqualTo(CreditWindow.MAX_DEPTH);
         assertThat(a.credits()).isEqualTo(1);
     }
+
+    @Test
+    void writesWithImmediateAloneNeverStallTheUpdates() {
+        CreditWindow writer = new CreditWindow(4);
+        CreditWindow receiver = new CreditWindow(4);
+        open(writer, receiver);
+        int delivered = 0;
+        int writerUpdates = 0;
+        while (delivered < 1000) {
+            boolean progress = false;
+            if (writer.canSend()) {
+                writer.immediateSent(); // carries the application's value: no credits, no acknowledgements
+                receiver.immediateReceived();
+                receiver.receiveReposted(); // taken by the application, its receive posted again
+                delivered++;
+                progress = true;
+            }
+            if (receiver.updateDue()) {
+                int imm = receiver.updateImmediate();
+                receiver.updateSent(imm);
+                assertThat(writer.received(imm)).isTrue();
+                writer.updateReceiveReposted();
+                receiver.updateCompleted();
+                progress = true;
+            }
+            if (writer.updateDue()) {
+                int imm = writer.updateImmediate();
+                writer.updateSent(imm);
+                assertThat(receiver.received(imm)).isTrue();
+                receiver.updateReceiveReposted();
+                writer.updateCompleted();
+                writerUpdates++;
+                progress = true;
+            }
+            assertThat(progress).as("stalled after %d immediates", delivered).isTrue();
+        }
+        // the writer never needs an update of its own: its writes acknowledge the receiver's updates
+        assertThat(writerUpdates).isZero();
+        for (int i = 0; i < 3 && (writer.updateDue() || receiver.updateDue()); i++) {
+            if (receiver.updateDue()) {
+                int imm = receiver.updateImmediate();
+                receiver.updateSent(imm);
+                writer.received(imm);
+                writer.updateReceiveReposted();
+                receiver.updateCompleted();
+            }
+            if (writer.updateDue()) {
+                int imm = writer.updateImmediate();
+                writer.updateSent(imm);
+                receiver.received(imm);
+                receiver.updateReceiveReposted();
+                writer.updateCompleted();
+            }
+        }
+        assertThat(writer.updateDue()).isFalse();
+        assertThat(receiver.updateDue()).isFalse();
+    }
+
+    @Test
+    void aWindowOfPostedReceivesStartsOwingNothingAndReturnsEachReceive() {
+        CreditWindow w = new CreditWindow(8, true);
+        assertThat(w.owed()).isZero();
+        assertThat(w.updateDue()).isFalse();
+        w.receiveReposted(); // the application posted a buffer
+        assertThat(w.updateDue()).as("one posted buffer is returned at once").isTrue();
+        int imm = w.updateImmediate();
+        w.updateSent(imm);
+        CreditWindow peer = new CreditWindow(8);
+        assertThat(peer.received(imm)).isTrue();
+        assertThat(peer.credits()).isEqualTo(1);
+    }
 }

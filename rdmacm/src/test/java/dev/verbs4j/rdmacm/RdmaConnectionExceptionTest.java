@@ -89,6 +89,11 @@ class RdmaConnectionExceptionTest {
         assertThatThrownBy(() -> o.withLinger(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> o.withPrivateData(new byte[197])).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> o.withMinRnrTimer(0)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(o.postedReceives()).isFalse();
+        ConnectionOptions posted = o.withPostedReceives(true);
+        assertThat(posted).isNotEqualTo(o).isEqualTo(new ConnectionOptions(4096, 2, 3, Duration.ZERO, new byte[]{1}, 1, 0, true));
+        assertThat(posted.withDepths(4, 4).postedReceives()).isTrue();
+        assertThat(posted.toString()).contains("postedReceives");
         assertThat(RdmaServer.Verdict.reject(null).privateData()).isEmpty();
         assertThat(RdmaServer.Verdict.accept().accepted()).isTrue();
     }

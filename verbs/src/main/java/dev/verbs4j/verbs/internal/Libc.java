@@ -33,6 +33,8 @@ public final class Libc {
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     private static final MethodHandle WRITE = Native.downcallWithErrno(symbol("write"),
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final MethodHandle READ = Native.downcallWithErrno(symbol("read"),
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     private static final MethodHandle CLOSE = Native.downcallWithErrno(symbol("close"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
     private static final MethodHandle EPOLL_CREATE1 = Native.downcallWithErrno(symbol("epoll_create1"),
@@ -132,6 +134,16 @@ public final class Libc {
     }
 
 
+
+    /** Resets a non-blocking eventfd to not readable (reads its counter; nothing happens when it is zero). */
+    public static void drain(int eventFd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
+            long ignored = (long) READ.invokeExact(Native.captureSegment(arena), eventFd, value, 8L);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+    }
 
     /** Closes a file descriptor. */
     public static void close(int fd) {
