@@ -2017,7 +2017,8 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    private static void closeQuietly(AutoCloseable c) {
+    /** Closes {@code c} (if any), logging rather than throwing what its close throws. */
+    static void closeQuietly(AutoCloseable c) {
         if (c == null) {
             return;
         }

@@ -82,9 +82,9 @@ public final class RdmaEndpointGroup implements AutoCloseable {
             cq = context.createCompletionQueue(completionQueueDepth, channel, 0);
             this.completions = new WorkCompletions(64);
         } catch (RuntimeException e) {
-            closeQuietly(cq);
-            closeQuietly(channel);
-            closeQuietly(pd);
+            RdmaConnection.closeQuietly(cq);
+            RdmaConnection.closeQuietly(channel);
+            RdmaConnection.closeQuietly(pd);
             throw e;
         }
         this.pd = pd;
@@ -364,23 +364,12 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         }
         pollLock.lock(); // a poll in progress ends before the queue goes
         try {
-            closeQuietly(cq);
-            closeQuietly(channel);
-            closeQuietly(pd);
+            RdmaConnection.closeQuietly(cq);
+            RdmaConnection.closeQuietly(channel);
+            RdmaConnection.closeQuietly(pd);
             completions.close();
         } finally {
             pollLock.unlock();
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception e) {
-            LOG.log(System.Logger.Level.DEBUG, "closing {0}: {1}", c, e.getMessage());
         }
     }
 
