@@ -184,6 +184,11 @@ public final class Getopt {
 
     /** {@code strtol(s, NULL, 0)} clamped to int: leading blanks, sign, 0x/0 prefixes; 0 when nothing parses. */
     public static int strtol(String s) {
+        return (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, strtoll(s)));
+    }
+
+    /** {@code strtol(s, NULL, 0)} of a 64-bit long: as {@link #strtol}, clamped to long. */
+    public static long strtoll(String s) {
         String t = s.stripLeading();
         boolean negative = false;
         if (!t.isEmpty() && (t.charAt(0) == '-' || t.charAt(0) == '+')) {
@@ -191,22 +196,25 @@ public final class Getopt {
             t = t.substring(1);
         }
         int radix = 10;
-        if (t.length() > 1 && t.charAt(0) == '0' && (t.charAt(1) == 'x' || t.charAt(1) == 'X')
-                && t.length() > 2 && Character.digit(t.charAt(2), 16) >= 0) {
+        if (t.length() > 2 && t.charAt(0) == '0' && (t.charAt(1) == 'x' || t.charAt(1) == 'X')
+                && Character.digit(t.charAt(2), 16) >= 0) {
             radix = 16;
             t = t.substring(2);
         } else if (t.startsWith("0")) {
             radix = 8;
         }
-        long v = 0;
+        java.math.BigInteger v = java.math.BigInteger.ZERO;
+        java.math.BigInteger r = java.math.BigInteger.valueOf(radix);
+        java.math.BigInteger cap = java.math.BigInteger.ONE.shiftLeft(64);
         for (int i = 0; i < t.length(); i++) {
             int d = Character.digit(t.charAt(i), radix);
             if (d < 0) {
                 break;
             }
-            v = Math.min(v * radix + d, 1L << 40);
+            v = v.multiply(r).add(java.math.BigInteger.valueOf(d)).min(cap);
         }
-        v = negative ? -v : v;
-        return (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, v));
+        v = negative ? v.negate() : v;
+        return v.max(java.math.BigInteger.valueOf(Long.MIN_VALUE)).min(java.math.BigInteger.valueOf(Long.MAX_VALUE))
+                .longValue();
     }
 }

@@ -49,9 +49,9 @@ final class PerfOutput {
         if (o.events) {
             s.append(" Test with events. Using ").append(h.device()).append("_comp").append(o.eqNum).append('\n');
         }
-        s.append(" Dual-port       : OFF\t\tDevice         : ").append(h.device()).append('\n');
+        s.append(" Dual-port       : ").append(o.dualport ? "ON" : "OFF").append("\t\tDevice         : ").append(h.device()).append('\n');
         s.append(" Number of qps   : ").append(o.numQps).append("\t\tTransport type : IB\n");
-        s.append(" Connection type : ").append(o.connection).append("\t\tUsing SRQ      : OFF\n");
+        s.append(" Connection type : ").append(o.connection).append("\t\tUsing SRQ      : ").append(o.useSrq ? "ON" : "OFF").append('\n');
         s.append(" PCIe relax order: ").append(h.relaxedOrdering() ? "ON" : "OFF").append('\n');
         s.append(" ibv_wr* API     : OFF\n");
         if (o.printsTxDepth()) {
@@ -59,6 +59,9 @@ final class PerfOutput {
         }
         if (o.postList > 1) {
             s.append(" Post List       : ").append(o.postList).append('\n');
+        }
+        if (o.recvPostList > 1) {
+            s.append(" Recv Post List  : ").append(o.recvPostList).append('\n');
         }
         if (o.verb == PerfOptions.Verb.SEND && (!o.isClient() || o.duplex)) {
             s.append(" RX depth        : ").append(o.rxDepth).append('\n');
@@ -77,13 +80,18 @@ final class PerfOutput {
             s.append(" Max inline data : ").append(o.inlineSize).append("[B]\n");
         }
         s.append(" rdma_cm QPs\t : ").append(o.rdmaCm ? "ON" : "OFF").append('\n');
-        s.append(" Data ex. method : ").append(o.rdmaCm ? "rdma_cm" : "Ethernet").append('\n');
-        s.append(RESULT_LINE);
-        if (o.rdmaCm && !o.isClient()) {
-            s.append(" Waiting for client rdma_cm QP to connect\n");
-            s.append(" Please run the same command with the IB/RoCE interface IP\n");
-            s.append(RESULT_LINE);
+        s.append(" Data ex. method : ").append(o.rdmaCm || o.comRdmaCm ? "rdma_cm" : "Ethernet");
+        if (o.rdmaCm) {
+            if (o.tos != -1) {
+                s.append(" \tTOS    : ").append(o.tos);
+            }
+            if (!o.isClient()) {
+                s.append('\n').append(RESULT_LINE);
+                s.append(" Waiting for client rdma_cm QP to connect\n");
+                s.append(" Please run the same command with the IB/RoCE interface IP");
+            }
         }
+        s.append('\n').append(RESULT_LINE);
         return s.toString();
     }
 

@@ -35,7 +35,7 @@ final class Perftest {
         this.o = o;
         this.out = out;
         this.err = err;
-        this.device = new PerftestDevice(o, err);
+        this.device = new PerftestDevice(o, out, err);
         this.resources = new PerftestResources(o, err, device);
         this.keys = new KeyExchange(o, out, err, device, resources);
     }
@@ -161,6 +161,15 @@ final class Perftest {
 
     /** Frees everything that is left, quietly. */
     private void release() {
+        if (o.waitDestroy > 0 && resources.created()) {
+            out.print(" Waiting " + o.waitDestroy + " seconds before releasing resources...\n");
+            out.flush();
+            try {
+                Thread.sleep(o.waitDestroy * 1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (cm != null) {
             cm.disconnect();
         } else {

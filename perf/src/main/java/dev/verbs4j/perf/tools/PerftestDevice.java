@@ -25,6 +25,7 @@ import java.util.List;
 final class PerftestDevice {
 
     private final PerfOptions o;
+    private final PrintStream mtuOut;
     private final PrintStream err;
 
     private String deviceName;
@@ -39,8 +40,9 @@ final class PerftestDevice {
     private int cacheLine = 64;
     private int ownOutReads;
 
-    PerftestDevice(PerfOptions o, PrintStream err) {
+    PerftestDevice(PerfOptions o, PrintStream out, PrintStream err) {
         this.o = o;
+        this.mtuOut = out;
         this.err = err;
     }
 
@@ -119,8 +121,22 @@ final class PerftestDevice {
         int active = port.activeMtuCode();
         mtuCode = active;
         if (o.mtu != 0) {
-            int want = Integer.numberOfTrailingZeros(o.mtu) - 7;
-            mtuCode = Math.min(want, active);
+            // perftest's set_mtu: a value that is no MTU falls back to the active one, a larger one is capped
+            int want = switch (o.mtu) {
+                case 256, 512, 1024, 2048, 4096 -> Integer.numberOfTrailingZeros(o.mtu) - 7;
+                default -> {
+                    err.print(" Invalid MTU - " + o.mtu + " \n");
+                    err.print(" Please choose mtu from {256,512,1024,2048,4096}\n");
+                    err.print(" Will run with the port active mtu - " + active + "\n");
+                    yield active;
+                }
+            };
+            if (want > active) {
+                mtuOut.print("Requested mtu is higher than active mtu \n");
+                mtuOut.print("Changing to active mtu - " + active + "\n");
+                want = active;
+            }
+            mtuCode = want;
         }
         boolean ethernet = port.linkLayer() == LinkLayer.ETHERNET;
         if (o.gidGiven) {

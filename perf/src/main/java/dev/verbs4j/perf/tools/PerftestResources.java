@@ -118,7 +118,7 @@ final class PerftestResources {
             case READ -> Access.REMOTE_READ;
             case ATOMIC -> Access.REMOTE_ATOMIC;
         };
-        relaxed = !(o.verb == Verb.WRITE && o.kind == Kind.LAT);
+        relaxed = !(o.verb == Verb.WRITE && o.kind == Kind.LAT) && !o.disablePcieRelaxed;
         try {
             mr = pd.register(buf, relaxed ? access | Access.RELAXED_ORDERING : access);
         } catch (RuntimeException e) {
@@ -194,7 +194,7 @@ final class PerftestResources {
             } catch (RuntimeException e) {
                 throw exit(" Unable to create QP.", 1);
             }
-            QueuePairAttributes init = new QueuePairAttributes().state(QpState.INIT).pkeyIndex(0).port(o.ibPort);
+            QueuePairAttributes init = new QueuePairAttributes().state(QpState.INIT).pkeyIndex(o.pkeyIndex).port(o.ibPort);
             if (o.isUd()) {
                 init.qkey(QKEY);
             } else {
@@ -241,8 +241,9 @@ final class PerftestResources {
         int gidIndex = device.gidIndex();
         for (int i = 0; i < o.numQps; i++) {
             Wire.Dest r = rem[i];
-            AddressVector av = new AddressVector(o.ibPort, r.lid(), o.sl, gidIndex >= 0 ? Gid.of(r.gid()) : null,
-                    Math.max(0, gidIndex), 255, 0, 0);
+            // --dlid replaces the peer's LID, --tclass is the GRH's traffic class (--flow_label is raw Ethernet's)
+            AddressVector av = new AddressVector(o.ibPort, o.dlid != 0 ? o.dlid : r.lid(), o.sl,
+                    gidIndex >= 0 ? Gid.of(r.gid()) : null, Math.max(0, gidIndex), 255, gidIndex >= 0 ? o.trafficClass : 0, 0);
             QueuePairAttributes rtr = new QueuePairAttributes().state(QpState.RTR);
             if (!o.isUd()) {
                 rtr.addressVector(av).pathMtu(Mtu.of(device.mtuCode())).destQpn(r.qpn()).rqPsn(r.psn());
@@ -287,6 +288,11 @@ final class PerftestResources {
     }
 
     // ---- what the other parts of the run use ----
+
+    /** Whether {@link #create} made the queue pairs' arrays (the run got as far as its verbs objects). */
+    boolean created() {
+        return qps != null;
+    }
 
     PerftestDevice device() {
         return device;
