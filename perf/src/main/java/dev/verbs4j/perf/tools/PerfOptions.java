@@ -533,8 +533,7 @@ final class PerfOptions {
                 if (kind == Kind.BW) {
                     return refuse(err, " is Available only on Latency tests");
                 }
-                unsorted = true;
-                histogram = true;
+                unsorted = true; // perftest prints the unsorted samples; -H is a separate, sorted dump
             }
             case 'O' -> {
                 ibPort = 1;

@@ -203,20 +203,60 @@ final class PerfOutput {
         return new double[]{usec / rttFactor / iters, iters / (usec / 1e6)};
     }
 
-    /** The per-sample lines of -H / -U. */
-    static void histogram(PrintStream out, long[] tposted, int iters, int rttFactor, boolean sorted) {
+    /**
+     * The per-sample lines of -U ({@code sorted} false: all {@code iters - 1} samples as measured)
+     * and -H ({@code sorted}: ascending, without the two largest), titled in cycles with -C (these
+     * tools' clock counts nanoseconds) or in microseconds.
+     */
+    static void histogram(PrintStream out, long[] tposted, int iters, int rttFactor, boolean cycles, boolean sorted) {
         int samples = iters - 1;
+        double unit = cycles ? 1.0 : 1000.0;
         double[] d = new double[samples];
         for (int i = 0; i < samples; i++) {
-            d[i] = (tposted[i + 1] - tposted[i]) / 1000.0 / rttFactor;
+            d[i] = (tposted[i + 1] - tposted[i]) / unit / rttFactor;
         }
+        int rows = samples;
         if (sorted) {
             Arrays.sort(d);
+            rows = samples - TAIL;
         }
-        out.print("#, usec\n");
-        for (int i = 0; i < samples; i++) {
-            out.print(String.format(Locale.ROOT, "%d, %g\n", i + 1, d[i]));
+        StringBuilder s = new StringBuilder(cycles ? "#, cycles\n" : "#, usec\n");
+        for (int i = 0; i < rows; i++) {
+            s.append(i + 1).append(", ").append(g(d[i])).append('\n');
         }
+        out.print(s);
+    }
+
+    /** C's {@code %g}: six significant digits, fixed or exponent form, trailing zeros dropped. */
+    static String g(double v) {
+        if (Double.isNaN(v)) {
+            return "-nan";
+        }
+        if (Double.isInfinite(v)) {
+            return v > 0 ? "inf" : "-inf";
+        }
+        if (v == 0) {
+            return 1 / v < 0 ? "-0" : "0";
+        }
+        BigDecimal r = new BigDecimal(v).round(new java.math.MathContext(6, RoundingMode.HALF_EVEN));
+        int exp = r.precision() - r.scale() - 1;
+        String t;
+        if (exp < -4 || exp >= 6) {
+            BigDecimal mant = r.movePointLeft(exp);
+            t = strip(mant.setScale(5, RoundingMode.HALF_EVEN).toPlainString());
+            t += (exp < 0 ? "e-" : "e+") + (Math.abs(exp) < 10 ? "0" : "") + Math.abs(exp);
+        } else {
+            t = strip(r.setScale(Math.max(0, 5 - exp), RoundingMode.HALF_EVEN).toPlainString());
+        }
+        return t;
+    }
+
+    private static String strip(String t) {
+        if (t.indexOf('.') < 0) {
+            return t;
+        }
+        t = t.replaceAll("0+$", "");
+        return t.endsWith(".") ? t.substring(0, t.length() - 1) : t;
     }
 
     // ---- bandwidth ----

@@ -44,8 +44,16 @@ final class PerfReport {
 
     /** The row of {@code size} from the post times of {@code iters} iterations. */
     void latency(long size, long[] tposted) {
+        // -U: every sample as measured; -H: sorted, less the two largest; then the table's head again
+        if (o.unsorted) {
+            PerfOutput.histogram(out, tposted, o.iters, rttFactor(), o.reportCycles, false);
+        }
         if (o.histogram) {
-            PerfOutput.histogram(out, tposted, o.iters, rttFactor(), !o.unsorted);
+            PerfOutput.histogram(out, tposted, o.iters, rttFactor(), o.reportCycles, true);
+        }
+        if ((o.unsorted || o.histogram) && o.output == PerfOptions.Output.FULL) {
+            out.print(PerfOutput.RESULT_LINE);
+            out.print(PerfOutput.LAT_HEADER);
         }
         PerfOutput.Latency l = PerfOutput.latency(tposted, o.iters, rttFactor(), o.reportCycles);
         writeJson(PerfOutput.jsonLatency(o, size, o.iters, l));
