@@ -44,6 +44,12 @@ final class KeyExchange {
             }
         } catch (InterruptedIOException e) {
             throw exit(" Interrupted while waiting for the peer", 1);
+        } catch (java.net.UnknownHostException e) {
+            // getaddrinfo's failure, in glibc's words, and perftest's lines after it
+            err.print(nameResolutionError() + " for " + o.serverName + ":" + o.tcpPort + "\n");
+            err.print("Problem in resolving basic address and port\n");
+            err.print("Unable to open file descriptor for socket connection");
+            throw exit(" Unable to init the socket connection", 1);
         } catch (IOException | RuntimeException e) {
             if (o.isClient()) {
                 err.print("Couldn't connect to " + o.serverName + ":" + o.tcpPort + "\n");
@@ -53,6 +59,23 @@ final class KeyExchange {
             }
             throw exit(" Unable to init the socket connection", 1);
         }
+    }
+
+    /**
+     * glibc's text for a name that did not resolve: without a name server to ask the answer is
+     * EAI_AGAIN, else EAI_NONAME.
+     */
+    static String nameResolutionError() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/etc/resolv.conf"))) {
+                if (line.strip().startsWith("nameserver")) {
+                    return "Name or service not known";
+                }
+            }
+        } catch (IOException e) {
+            // no resolver configuration: no name server
+        }
+        return "Temporary failure in name resolution";
     }
 
     /** Exchanges over {@code c} from now on (RDMA CM's control connection, which RDMA CM closes). */
@@ -110,7 +133,7 @@ final class KeyExchange {
             throw exit(" Interrupted while waiting for the peer", 1);
         } catch (IOException e) {
             err.print("ethernet_read_keys: Couldn't read remote address\n");
-            err.print(" Unable to read to socket/rdma_cm\n");
+            err.print(" Unable to read from socket/rdma_cm\n");
             throw exchangeFailed();
         }
     }
@@ -158,7 +181,15 @@ final class KeyExchange {
 
     /** The final K and "done"; the channel is closed after. */
     void closeExchange() throws ToolExit {
-        key(0, true);
+        try {
+            parseKey(channel.lastExchange(keyMessage(res.local(0))));
+        } catch (InterruptedIOException e) {
+            throw exit(" Interrupted while waiting for the peer", 1);
+        } catch (IOException e) {
+            err.print("ethernet_read_keys: Couldn't read remote address\n");
+            err.print(" Unable to read from socket/rdma_cm\n");
+            throw exit("Failed to close connection between server and client", 1);
+        }
         channel.finish(true);
         channel = null;
     }
@@ -168,7 +199,6 @@ final class KeyExchange {
         try {
             closeExchange();
         } catch (ToolExit e) {
-            err.print("Failed to close connection between server and client\n");
             err.print(" Trying to close this side resources\n");
         }
     }

@@ -360,7 +360,7 @@ class PerftestDeviceTest {
         }
     }
 
-    private static Pair run(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
+    static Pair run(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
                      List<String> clientOpts) throws Exception {
         int port = PORTS.getAndIncrement();
         TestBed.Host server = where.server();
