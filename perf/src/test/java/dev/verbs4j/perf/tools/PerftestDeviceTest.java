@@ -637,7 +637,7 @@ class PerftestDeviceTest {
 
     // ---- layout ----
 
-    private static final Pattern VALUE = Pattern.compile("(?<![\\w.])(-?nan|-?inf|-?\\d+\\.\\d+|0x[0-9a-f]+|\\d+)(?![\\w.]) *");
+    private static final Pattern VALUE = Pattern.compile("(?<![\\w.])(-?nan|-?inf|-?\\d+(?:\\.\\d+)?e[+-]\\d+|-?\\d+\\.\\d+|0x[0-9a-f]+|\\d+)(?![\\w.]) *");
 
     /** The Java output laid out as the C one in the same role: same lines and fields, values masked; same stderr. */
     private static void sameLayout(Run java, Run c) {

@@ -46,6 +46,6 @@ class PerftestOptionsDeviceTest {
     @Timeout(240)
     void trafficClassMtuRoundingAbbreviationsAndWaitDestroy() throws Exception {
         PerftestDeviceTest.threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("--tclass=32", "-m", "1000",
-                "--report_gb", "--conn=RC", "--wait_destroy=1", "--use_old_post_send", "-n", "10"));
+                "--conn=RC", "--wait_destroy=1", "--use_old_post_send", "-n", "10"));
     }
 }
