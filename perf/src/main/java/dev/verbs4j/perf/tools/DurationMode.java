@@ -55,7 +55,11 @@ final class DurationMode extends MeasurementLoops {
     }
 
     private Phases startClock(long now) {
-        return new Phases(o.duration, o.margin, now);
+        Phases p = new Phases(o.duration, o.margin, now);
+        if (o.cpuUtil) {
+            report.cpu().watch(p);
+        }
+        return p;
     }
 
     // ---- latency ----

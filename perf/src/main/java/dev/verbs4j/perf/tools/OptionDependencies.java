@@ -254,23 +254,11 @@ final class OptionDependencies {
         if (o.inlineRecv > 0) {
             return "--inline_recv";
         }
-        if (o.performWarmUp) {
-            return "--perform_warm_up";
-        }
-        if (o.latencyGap > 0) {
-            return "--latency_gap";
-        }
         if (o.rateLimitType != PerfOptions.RateLimitType.DISABLED) {
             return "--rate_limit";
         }
-        if (o.cpuUtil && o.duration > 0) {
-            return "--cpu_util";
-        }
         if (o.recvPostList > 1) {
             return "--recv_post_list";
-        }
-        if (o.reportBoth) {
-            return "--report-both";
         }
         if (o.reversed) {
             return "--reversed";
@@ -280,9 +268,6 @@ final class OptionDependencies {
         }
         if (o.comRdmaCm && !o.rdmaCm) {
             return "-z (--comm_rdma_cm)";
-        }
-        if (o.runInfinitely) {
-            return "--run_infinitely";
         }
         if (o.useHugepages) {
             return "--use_hugepages";

@@ -135,6 +135,12 @@ final class PerfOutput {
         return v < 0 || (v == 0 && 1 / v < 0) ? (t.startsWith("-") ? t : "-" + t) : t;
     }
 
+    /** C's {@code %-<width>.<digits>f}: {@link #fixed}, padded on the right to {@code width}. */
+    static String fixedLeft(double v, int digits, int width) {
+        String t = fixed(v, digits);
+        return t.length() >= width ? t : t + " ".repeat(width - t.length());
+    }
+
     /** C's {@code %#0<width>x}: "0x" and zero padding up to {@code width} characters; all zeros for 0. */
     static String alt(long value, int width) {
         if (value == 0) {

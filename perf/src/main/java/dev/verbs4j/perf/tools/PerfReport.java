@@ -20,6 +20,7 @@ final class PerfReport {
     private final PrintStream out;
     private final PrintStream err;
     private final PerftestResources res;
+    private final CpuUtil cpu = new CpuUtil();
 
     PerfReport(PerfOptions o, PrintStream out, PrintStream err, PerftestResources res) {
         this.o = o;
@@ -38,8 +39,29 @@ final class PerfReport {
     void latencyHeader() {
         if (o.output == PerfOptions.Output.FULL) {
             out.print(PerfOutput.RESULT_LINE);
-            out.print(o.duration > 0 ? PerfOutput.LAT_DURATION_HEADER : PerfOutput.LAT_HEADER);
+            out.print(withCpu(o.duration > 0 ? PerfOutput.LAT_DURATION_HEADER : PerfOutput.LAT_HEADER));
         }
+    }
+
+    /** The CPU readings of --cpu_util (taken in duration mode only). */
+    CpuUtil cpu() {
+        return cpu;
+    }
+
+    /** Whether the rows end with the CPU use (perftest: --cpu_util in duration mode). */
+    private boolean cpuColumn() {
+        return o.cpuUtil && o.duration > 0;
+    }
+
+    /** A table head ending in a newline, with the CPU column when there is one. */
+    private String withCpu(String head) {
+        return cpuColumn() ? head.substring(0, head.length() - 1) + "    CPU_Util[%]\n" : head;
+    }
+
+    /** A row ending in a newline, with the CPU use when there is a CPU column. */
+    private String rowWithCpu(String row) {
+        return cpuColumn() ? row.substring(0, row.length() - 1) + "\t    " + PerfOutput.fixedLeft(cpu.percent(), 2, 3) + "\n"
+                : row;
     }
 
     /** The row of {@code size} from the post times of {@code iters} iterations. */
@@ -72,7 +94,7 @@ final class PerfReport {
         if (o.output == PerfOptions.Output.LATENCY) {
             out.print(PerfOutput.fixed(v[0], 6) + "\n");
         } else if (o.output == PerfOptions.Output.FULL) {
-            out.print(PerfOutput.latencyDurationRow(size, iters, v[0], v[1]));
+            out.print(rowWithCpu(PerfOutput.latencyDurationRow(size, iters, v[0], v[1])));
         }
     }
 
@@ -81,7 +103,7 @@ final class PerfReport {
     void bwHeader() {
         if (o.output == PerfOptions.Output.FULL) {
             out.print(PerfOutput.RESULT_LINE);
-            out.print(PerfOutput.bwHeader(o));
+            out.print(withCpu(PerfOutput.bwHeader(o)));
         }
     }
 
@@ -91,7 +113,21 @@ final class PerfReport {
         if (single != null) {
             out.print(single);
         } else if (o.output == PerfOptions.Output.FULL) {
-            out.print(PerfOutput.bwRow(o, b));
+            out.print(rowWithCpu(PerfOutput.bwRow(o, b)));
+        }
+    }
+
+    /** --report-both with -b: this side's and the peer's own rows, each under its title and the table head. */
+    void both(PerfOutput.Bw mine, PerfOutput.Bw theirs) {
+        if (!o.reportBoth || !o.duplex) {
+            return;
+        }
+        for (int k = 0; k < 2; k++) {
+            out.print(PerfOutput.RESULT_LINE);
+            out.print(k == 0 ? "\n Local results: \n" : "\n Remote results: \n");
+            out.print(PerfOutput.RESULT_LINE);
+            out.print(withCpu(PerfOutput.bwHeader(o)));
+            bw(k == 0 ? mine : theirs);
         }
     }
 
