@@ -568,7 +568,7 @@ class PerftestDeviceTest {
     private static final String LAT_ROW = " %-7d %d          %-7.2f        %-7.2f      %-7.2f  \t       %-7.2f     \t%-7.2f\t\t%-7.2f \t\t%-7.2f";
     private static final String BW_ROW = " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f";
 
-    private static List<String> rows(Run r) {
+    static List<String> rows(Run r) {
         return r.out().stream().filter(l -> ROW.matcher(l).matches()).toList();
     }
 
@@ -640,7 +640,7 @@ class PerftestDeviceTest {
     private static final Pattern VALUE = Pattern.compile("(?<![\\w.])(-?nan|-?inf|-?\\d+(?:\\.\\d+)?e[+-]\\d+|-?\\d+\\.\\d+|0x[0-9a-f]+|\\d+)(?![\\w.]) *");
 
     /** The Java output laid out as the C one in the same role: same lines and fields, values masked; same stderr. */
-    private static void sameLayout(Run java, Run c) {
+    static void sameLayout(Run java, Run c) {
         assertThat(shape(java.out())).as("layout of " + java + "\nagainst " + c).isEqualTo(shape(c.out()));
         assertThat(java.err()).as("stderr of " + java + "\nagainst " + c).isEqualTo(errors(c));
     }

@@ -48,4 +48,33 @@ class PerftestOptionsDeviceTest {
         PerftestDeviceTest.threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("--tclass=32", "-m", "1000",
                 "--conn=RC", "--wait_destroy=1", "--use_old_post_send", "-n", "10"));
     }
+
+    /**
+     * Options whose rows the generic checks of {@link PerftestDeviceTest} do not expect (more
+     * than one row per size, duration mode): both directions with a C side, both statuses 0, and
+     * each Java role laid out as the C one.
+     */
+    static void layoutBothWays(PerfTool tool, Topology where, List<String> opts) throws Exception {
+        Pair jc = PerftestDeviceTest.run(tool, false, true, where, opts, opts);
+        Pair cj = PerftestDeviceTest.run(tool, true, false, where, opts, opts);
+        for (Pair p : List.of(jc, cj)) {
+            assertThat(p.server().status()).as(p.toString()).isZero();
+            assertThat(p.client().status()).as(p.toString()).isZero();
+        }
+        PerftestDeviceTest.sameLayout(cj.server(), jc.server());
+        PerftestDeviceTest.sameLayout(jc.client(), cj.client());
+    }
+
+    @Test
+    @Timeout(240)
+    void reportBothWithWarmUp() throws Exception {
+        layoutBothWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("-b", "--report-both", "--perform_warm_up", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
+    void latencyGap() throws Exception {
+        PerftestDeviceTest.threeWays(PerfTool.SEND_LAT, Topology.LOOPBACK, List.of("--latency_gap=200", "-n", "10"));
+    }
+
 }
