@@ -89,7 +89,7 @@ final class DataPath {
             Wire.Dest r = res.peer(i);
             for (int k = 0; k < list; k++) {
                 SendRequest wr = res.sends(i).reset(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
-                        .sge(mr, res.localOffset(i), (int) size);
+                        .sge(res.mr(i), res.localOffset(i), (int) size);
                 switch (o.verb) {
                     case SEND -> datagram(wr.opcode(Opcode.SEND), i);
                     case WRITE -> wr.opcode(Opcode.RDMA_WRITE).rdma(r.vaddr(), r.rkey());
@@ -132,13 +132,16 @@ final class DataPath {
         for (int i = 0; i < o.numQps; i++) {
             if (o.isUd()) {
                 // the 40-byte GRH lands just before the cache line the payload starts on
-                res.recvs(i).get(0).wrId(i).sge(mr, res.remoteOffset(i) + res.device().cacheLine() - PerftestResources.UD_ADDITION,
+                res.recvs(i).get(0).wrId(i).sge(res.mr(i), res.remoteOffset(i) + res.device().cacheLine() - PerftestResources.UD_ADDITION,
                         (int) size + PerftestResources.UD_ADDITION);
             } else {
-                res.recvs(i).get(0).wrId(i).sge(mr, res.remoteOffset(i), (int) size);
+                res.recvs(i).get(0).wrId(i).sge(res.mr(i), res.remoteOffset(i), (int) size);
             }
             recvPosted[i] = 0;
             int first = o.duration > 0 ? o.rxDepth : Math.min(o.rxDepth, o.iters);
+            if (res.srq() != null) {
+                first /= o.numQps; // perftest: the SRQ's depth shared out among the queue pairs
+            }
             for (int k = 0; k < first; k++) {
                 postReceive(i);
             }
@@ -152,7 +155,11 @@ final class DataPath {
 
     void postReceive(int i) throws ToolExit {
         try {
-            res.qp(i).postReceive(res.recvs(i), 1);
+            if (res.srq() != null) {
+                res.srq().postReceive(res.recvs(i), 1);
+            } else {
+                res.qp(i).postReceive(res.recvs(i), 1);
+            }
         } catch (RuntimeException e) {
             throw exit("Couldn't post receive: rcnt=" + recvPosted[i], completionStatus());
         }

@@ -143,6 +143,22 @@ final class KeyExchange {
         for (int i = 0; i < o.numQps; i++) {
             res.peer(i, key(i));
         }
+        // perftest: both GIDs IPv4-mapped or both not (--ipv6 on one side only fails here)
+        if (!o.rdmaCm && ipv4Mapped(res.local(0).gid()) != ipv4Mapped(res.peer(0).gid())) {
+            err.print("\n Found Incompatibility issue with GID types.\n");
+            err.print(" Please Try to use a different IP version.\n\n");
+            throw new ToolExit(1);
+        }
+    }
+
+    /** Whether a GID is an IPv4-mapped IPv6 address ({@code ::ffff:a.b.c.d}). */
+    static boolean ipv4Mapped(byte[] gid) {
+        for (int i = 0; i < 10; i++) {
+            if (gid[i] != 0) {
+                return false;
+            }
+        }
+        return gid[10] == (byte) 0xff && gid[11] == (byte) 0xff;
     }
 
     /** A synchronising K with QP 0's description (the answer is not needed). */

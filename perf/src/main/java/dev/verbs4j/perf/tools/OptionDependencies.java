@@ -245,15 +245,6 @@ final class OptionDependencies {
      * a C pair would run.
      */
     private String notImplemented() {
-        if (o.useSrq) {
-            return "--use-srq";
-        }
-        if (o.mrPerQp) {
-            return "--mr_per_qp";
-        }
-        if (o.inlineRecv > 0) {
-            return "--inline_recv";
-        }
         if (o.rateLimitType != PerfOptions.RateLimitType.DISABLED) {
             return "--rate_limit";
         }
@@ -263,20 +254,11 @@ final class OptionDependencies {
         if (o.reversed) {
             return "--reversed";
         }
-        if (o.ipv6) {
-            return "--ipv6";
-        }
         if (o.comRdmaCm && !o.rdmaCm) {
             return "-z (--comm_rdma_cm)";
         }
-        if (o.useHugepages) {
-            return "--use_hugepages";
-        }
         if (o.mmapFile != null || o.mmapOffset != 0) {
             return "--mmap";
-        }
-        if (o.odp) {
-            return "--odp";
         }
         if (o.useMcg || o.mgid != null) {
             return "--mcg";
@@ -286,12 +268,6 @@ final class OptionDependencies {
         }
         if (o.reportPerPort) {
             return "--report-per-port";
-        }
-        if (o.dualport) {
-            return "--dualport";
-        }
-        if (o.forceLink != null) {
-            return "--force-link";
         }
         return null;
     }

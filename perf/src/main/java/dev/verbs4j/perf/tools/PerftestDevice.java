@@ -6,6 +6,8 @@ import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.Gid;
+import dev.verbs4j.verbs.GidEntry;
+import dev.verbs4j.verbs.GidType;
 import dev.verbs4j.verbs.LinkLayer;
 import dev.verbs4j.verbs.PortAttributes;
 import dev.verbs4j.verbs.PortState;
@@ -100,6 +102,54 @@ final class PerftestDevice {
         readPort();
     }
 
+    /** perftest's failure of its link check: {@code message} (if any), then its two closing lines. */
+    private ToolExit linkLayer(String message) {
+        if (message != null) {
+            err.print(message + "\n");
+        }
+        err.print(" Couldn't set the link layer\n");
+        return exit(" Couldn't get context for the device", 1);
+    }
+
+    /** The link layer: the port's, or the one --force-link names. */
+    private boolean ethernet() {
+        return o.forceLink != null ? o.forceLink.equals("Ethernet") : port.linkLayer() == LinkLayer.ETHERNET;
+    }
+
+    /**
+     * perftest's choice of a GID index on an Ethernet port without -x: walking the table from
+     * index 0, an IPv4-mapped GID replaces one that is not (the reverse with --ipv6), and between
+     * two of the same kind RoCE v2 replaces RoCE v1.
+     */
+    private int bestGidIndex() {
+        java.util.Map<Integer, GidEntry> entries = new java.util.HashMap<>();
+        for (GidEntry e : context.queryGidTable()) {
+            if (e.port() == o.ibPort) {
+                entries.put(e.index(), e);
+            }
+        }
+        int length = Math.max(port.gidTableLength(), entries.keySet().stream().mapToInt(i -> i + 1).max().orElse(0));
+        int best = 0;
+        for (int i = 1; i < length; i++) {
+            GidEntry cur = entries.get(best);
+            GidEntry rival = entries.get(i);
+            boolean v4 = cur != null && KeyExchange.ipv4Mapped(cur.gid().raw());
+            boolean v4Rival = rival != null && KeyExchange.ipv4Mapped(rival.gid().raw());
+            if (v4Rival && !v4 && !o.ipv6) {
+                best = i;
+            } else if (!v4Rival && v4 && o.ipv6) {
+                best = i;
+            } else if (cur != null && rival != null && rate(rival.type()) > rate(cur.type())) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    private static int rate(GidType t) {
+        return t == GidType.ROCE_V2 ? 2 : t == GidType.ROCE_V1 ? 1 : -1;
+    }
+
     private void readPort() throws ToolExit {
         if (o.events) {
             // as perftest: a vector equal to the count passes here (and fails at the CQ)
@@ -113,10 +163,25 @@ final class PerftestDevice {
         try {
             port = context.queryPort(o.ibPort);
         } catch (RuntimeException e) {
-            throw exit(" Unable to query port " + o.ibPort, 1);
+            throw linkLayer(" Unable to query port " + o.ibPort + " attributes");
         }
         if (port.state() != PortState.ACTIVE) {
             throw exit(" Port number " + o.ibPort + " state is " + port.state(), 1);
+        }
+        if (o.dualport) {
+            // -O: the second port as perftest checks it (Soft-RoCE devices have one port)
+            PortAttributes second;
+            try {
+                second = context.queryPort(2);
+            } catch (RuntimeException e) {
+                throw linkLayer(" Unable to query port 2 attributes");
+            }
+            if (second.state() != PortState.ACTIVE) {
+                err.print(" Port number 2 state is " + second.state() + "\n");
+                throw linkLayer(null);
+            }
+            err.print(" " + o.program + ": --dualport is not supported by verbs4j\n");
+            throw new ToolExit(1);
         }
         int active = port.activeMtuCode();
         mtuCode = active;
@@ -138,11 +203,11 @@ final class PerftestDevice {
             }
             mtuCode = want;
         }
-        boolean ethernet = port.linkLayer() == LinkLayer.ETHERNET;
+        boolean ethernet = ethernet();
         if (o.gidGiven) {
             gidIndex = o.gidIndex;
         } else if (ethernet) {
-            gidIndex = context.preferredGidIndex(o.ibPort);
+            gidIndex = bestGidIndex();
         }
         if (gidIndex >= 0) {
             try {
@@ -267,7 +332,7 @@ final class PerftestDevice {
     /** What the header says about the device; {@code relaxed}: whether the region has relaxed ordering. */
     PerfOutput.HeaderInfo headerInfo(boolean relaxed) {
         return new PerfOutput.HeaderInfo(deviceName != null ? deviceName : context.name(), 128 << mtuCode,
-                port.linkLayer() == LinkLayer.ETHERNET, gidIndex, ownOutReads, relaxed);
+                ethernet(), gidIndex, ownOutReads, relaxed);
     }
 
     /** Closes the context if this run opened it, quietly. */

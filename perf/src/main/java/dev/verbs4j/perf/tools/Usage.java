@@ -21,10 +21,10 @@ final class Usage {
             + " --kek_path --credentials_path --data_enc_key_app_path --log_dci_streams --log_active_dci_streams";
 
     /** Options perftest takes that these tools parse and check but refuse to run with (each names itself then). */
-    static final String NOT_RUN = "--use-srq --mr_per_qp --inline_recv --rate_limit"
+    static final String NOT_RUN = "--rate_limit"
             + " --burst_size --rate_units --rate_limit_type --typical_pkt_size --recv_post_list "
-            + "--reversed --ipv6 --comm_rdma_cm(-z) --use_hugepages --mmap --mmap-offset --odp --mcg --MGID"
-            + " --report-counters --report-per-port --dualport --force-link";
+            + "--reversed --comm_rdma_cm(-z) --mmap --mmap-offset --mcg --MGID"
+            + " --report-counters --report-per-port";
 
     /**
      * perftest 4.5's {@code usage()} for this tool (its options in its words), then what differs
