@@ -77,4 +77,17 @@ class PerftestOptionsDeviceTest {
         PerftestDeviceTest.threeWays(PerfTool.SEND_LAT, Topology.LOOPBACK, List.of("--latency_gap=200", "-n", "10"));
     }
 
+
+    @Test
+    @Timeout(240)
+    void sharedReceiveQueue() throws Exception {
+        layoutBothWays(PerfTool.SEND_BW, Topology.LOOPBACK, List.of("--use-srq", "-q", "2", "-n", "10"));
+        layoutBothWays(PerfTool.SEND_LAT, Topology.LOOPBACK, List.of("--use-srq", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
+    void memoryRegionPerQueuePair() throws Exception {
+        PerftestDeviceTest.threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("--mr_per_qp", "-q", "2", "-n", "10"));
+    }
 }

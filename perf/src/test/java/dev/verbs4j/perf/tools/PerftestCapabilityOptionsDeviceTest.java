@@ -1,0 +1,90 @@
+package dev.verbs4j.perf.tools;
+
+import dev.verbs4j.perf.tools.PerftestDeviceTest.Pair;
+import dev.verbs4j.perf.tools.PerftestDeviceTest.Topology;
+import dev.verbs4j.verbs.TestBed;
+import dev.verbs4j.verbs.ToolRunner;
+import dev.verbs4j.verbs.ToolRunner.Run;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * perftest 4.5's options whose outcome depends on what the device or the machine offers
+ * (on-demand paging, huge pages, a second port) and those that end a run on purpose: on
+ * Soft-RoCE each Java side ends as the C side in the same role of a C/C pair with the same options,
+ * with the same status and the same messages on stderr.
+ */
+@Tag(TestBed.TAG)
+class PerftestCapabilityOptionsDeviceTest {
+
+    @BeforeAll
+    static void warmUp() throws Exception {
+        Pair p = PerftestDeviceTest.run(PerfTool.SEND_LAT, true, true, Topology.LOOPBACK, List.of("-n", "10"),
+                List.of("-n", "10"));
+        assertThat(p.server().status()).as(p.toString()).isZero();
+    }
+
+    /** A C side's stderr without its clock calibration's complaints. */
+    private static List<String> errors(Run r) {
+        return r.err().stream().filter(l -> !l.startsWith("Correlation coefficient")).toList();
+    }
+
+    /** The pair C/C, then each Java side against a C peer: every Java side ends as the C side of its role. */
+    private static void endsAsC(PerfTool tool, List<String> opts) throws Exception {
+        Pair cc = PerftestDeviceTest.run(tool, false, false, Topology.LOOPBACK, opts, opts);
+        Pair jc = PerftestDeviceTest.run(tool, false, true, Topology.LOOPBACK, opts, opts);
+        Pair cj = PerftestDeviceTest.run(tool, true, false, Topology.LOOPBACK, opts, opts);
+        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
+        assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
+        assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
+        assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
+        assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
+    }
+
+    @Test
+    @Timeout(240)
+    void hugePages() throws Exception {
+        endsAsC(PerfTool.WRITE_BW, List.of("--use_hugepages", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
+    void onDemandPaging() throws Exception {
+        endsAsC(PerfTool.SEND_BW, List.of("--odp", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
+    void versionsNotExchanged() throws Exception {
+        endsAsC(PerfTool.SEND_LAT, List.of("--dont_xchg_versions", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(120)
+    void dualPortOnASinglePortDevice() throws Exception {
+        // the port check comes before the connection: one side each, as a server
+        TestBed.Host host = TestBed.loopback();
+        List<String> args = List.of("-O", "-n", "10", "-p", "19499", "-d", host.device());
+        Run c = ToolRunner.startC("C ib_write_bw", Duration.ofSeconds(60),
+                concat(List.of("ib_write_bw", "-F"), args).toArray(String[]::new)).await();
+        Run j = ToolRunner.startJava(PerfTool.WRITE_BW.java, "java ib_write_bw", Duration.ofSeconds(60),
+                args.toArray(String[]::new)).await();
+        assertThat(j.status()).as(c + "\n" + j).isEqualTo(c.status()).isNotZero();
+        assertThat(j.err()).as(c + "\n" + j).isEqualTo(errors(c));
+        assertThat(j.out()).as(c + "\n" + j).isEqualTo(c.out());
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> r = new ArrayList<>(a);
+        r.addAll(b);
+        return r;
+    }
+}
