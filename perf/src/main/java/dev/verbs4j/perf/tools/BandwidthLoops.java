@@ -176,11 +176,15 @@ final class BandwidthLoops extends MeasurementLoops {
         int rcnt = 0;
         int rTarget = alsoReceive ? n : 0;
         boolean started = o.isClient() || !alsoReceive;
+        RateLimiter limiter = RateLimiter.of(o, size);
         int idle = 0;
         while (totCcnt < n || rcnt < rTarget) {
             if (started) {
                 for (int i = 0; i < q; i++) {
-                    while (scnt[i] < iters && scnt[i] - ccnt[i] + list <= o.txDepth) {
+                    if (!limiter.open(System.nanoTime())) {
+                        continue;
+                    }
+                    while (scnt[i] < iters && scnt[i] - ccnt[i] + list <= o.txDepth && limiter.sending()) {
                         for (int k = 0; k < list; k++) {
                             int idx = scnt[i] + k + 1;
                             boolean signal = idx % cqMod == 0 || idx == iters;
@@ -193,6 +197,7 @@ final class BandwidthLoops extends MeasurementLoops {
                         path.post(i, list, totScnt);
                         scnt[i] += list;
                         totScnt += list;
+                        limiter.posted();
                     }
                 }
             }
@@ -217,9 +222,7 @@ final class BandwidthLoops extends MeasurementLoops {
                     int i = (int) wc.wrId();
                     rcnt++;
                     started = true;
-                    if (path.receivesPosted(i) < iters) {
-                        path.postReceive(i);
-                    }
+                    path.received(i, iters);
                 }
                 ne += nr;
             }
@@ -287,9 +290,7 @@ final class BandwidthLoops extends MeasurementLoops {
                 }
                 rcnt++;
                 int i = (int) wc.wrId();
-                if (path.receivesPosted(i) < o.iters) {
-                    path.postReceive(i);
-                }
+                path.received(i, o.iters);
             }
             last = now;
         }

@@ -56,6 +56,31 @@ final class CmRun implements AutoCloseable {
         return cm.execute();
     }
 
+    /**
+     * -z without -R: the control messages over RDMA CM as with -R, the test queue pairs those of
+     * {@code -d}, connected by hand (INIT, RTR, RTS) from the exchanged descriptions as over TCP.
+     */
+    static int runControlOnly(Perftest t) throws ToolExit {
+        CmRun cm = new CmRun(t);
+        t.cm = cm;
+        try {
+            cm.commChannel = EventChannel.create();
+        } catch (RuntimeException e) {
+            throw t.exit("Failed to create RDMA CM event channel.", 1);
+        }
+        if (!t.o.isClient()) {
+            t.out.print("\n************************************\n");
+            t.out.print("* Waiting for client to connect... *\n");
+            t.out.print("************************************\n");
+        }
+        cm.comm = t.o.isClient() ? cm.connectComm() : cm.acceptComm();
+        t.keys().use(cm.comm);
+        t.keys().prefix();
+        t.createResources(false);
+        t.out.print(PerfOutput.header(t.o, t.resources().headerInfo()));
+        return t.sequence();
+    }
+
     private int execute() throws ToolExit {
         try {
             commChannel = EventChannel.create();

@@ -191,17 +191,22 @@ final class DurationMode extends MeasurementLoops {
         long counted = 0;
         boolean started = o.isClient() || !alsoReceive;
         Phases phases = started ? startClock(System.nanoTime()) : null;
+        RateLimiter limiter = RateLimiter.of(o, size);
         int idle = 0;
         while (phases == null || !phases.over(System.nanoTime())) {
             if (started) {
                 for (int i = 0; i < q; i++) {
-                    while (scnt[i] - ccnt[i] + list <= o.txDepth) {
+                    if (!limiter.open(System.nanoTime())) {
+                        continue;
+                    }
+                    while (scnt[i] - ccnt[i] + list <= o.txDepth && limiter.sending()) {
                         for (int k = 0; k < list; k++) {
                             boolean signal = (scnt[i] + k + 1) % cqMod == 0;
                             path.flags(i, k, signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
                         }
                         path.post(i, list, (int) scnt[i]);
                         scnt[i] += list;
+                        limiter.posted();
                     }
                 }
             }
@@ -229,7 +234,7 @@ final class DurationMode extends MeasurementLoops {
                     if (phases.sampling(now)) {
                         counted++;
                     }
-                    path.postReceive((int) wc.wrId());
+                    path.received((int) wc.wrId(), -1);
                 }
                 ne += nr;
             }
@@ -268,7 +273,7 @@ final class DurationMode extends MeasurementLoops {
                 if (phases.sampling(now)) {
                     counted++;
                 }
-                path.postReceive((int) wc.wrId());
+                path.received((int) wc.wrId(), -1);
             }
         }
         return PerfOutput.bandwidthDuration(o, size, counted, phases.window());

@@ -84,7 +84,7 @@ final class InfiniteMode extends MeasurementLoops {
                     for (int w = 0; w < nr; w++) {
                         WorkCompletion wc = path.completion(w);
                         path.check(wc, true, 0, 0);
-                        path.postReceive((int) wc.wrId());
+                        path.received((int) wc.wrId(), -1);
                     }
                     ne += nr;
                 }
@@ -113,7 +113,7 @@ final class InfiniteMode extends MeasurementLoops {
                 for (int w = 0; w < ne; w++) {
                     WorkCompletion wc = path.completion(w);
                     path.check(wc, true, 0, 0);
-                    path.postReceive((int) wc.wrId());
+                    path.received((int) wc.wrId(), -1);
                 }
                 done.addAndGet(ne);
             }

@@ -37,7 +37,7 @@ final class KeyExchange {
     /** Connects to the server (client) or waits for the client (server) over TCP. */
     void openTcp() throws ToolExit {
         try {
-            if (o.isClient()) {
+            if (o.serverName != null) {
                 channel = Wire.Tcp.connect(o.serverName, o.tcpPort, o.sourceIp);
             } else {
                 channel = Wire.Tcp.accept(o.tcpPort, o.sourceIp);
@@ -51,7 +51,7 @@ final class KeyExchange {
             err.print("Unable to open file descriptor for socket connection");
             throw exit(" Unable to init the socket connection", 1);
         } catch (IOException | RuntimeException e) {
-            if (o.isClient()) {
+            if (o.serverName != null) {
                 err.print("Couldn't connect to " + o.serverName + ":" + o.tcpPort + "\n");
                 err.print("Unable to open file descriptor for socket connection");
             } else {
@@ -112,11 +112,11 @@ final class KeyExchange {
     }
 
     private byte[] keyMessage(Wire.Dest d) {
-        return o.rdmaCm ? Wire.binary(d, device.gidIndex()) : Wire.text(d, withGid());
+        return o.rdmaCm || o.comRdmaCm ? Wire.binary(d, device.gidIndex()) : Wire.text(d, withGid());
     }
 
     private Wire.Dest parseKey(byte[] b) throws Wire.ProtocolException {
-        return o.rdmaCm ? Wire.parseBinary(b) : Wire.parseText(b, withGid());
+        return o.rdmaCm || o.comRdmaCm ? Wire.parseBinary(b) : Wire.parseText(b, withGid());
     }
 
     /** One K exchange carrying QP {@code i}'s description; returns the peer's. */

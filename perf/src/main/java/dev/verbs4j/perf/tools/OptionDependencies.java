@@ -245,29 +245,8 @@ final class OptionDependencies {
      * a C pair would run.
      */
     private String notImplemented() {
-        if (o.rateLimitType != PerfOptions.RateLimitType.DISABLED) {
-            return "--rate_limit";
-        }
-        if (o.recvPostList > 1) {
-            return "--recv_post_list";
-        }
-        if (o.reversed) {
-            return "--reversed";
-        }
-        if (o.comRdmaCm && !o.rdmaCm) {
-            return "-z (--comm_rdma_cm)";
-        }
-        if (o.mmapFile != null || o.mmapOffset != 0) {
-            return "--mmap";
-        }
         if (o.useMcg || o.mgid != null) {
             return "--mcg";
-        }
-        if (o.counters != null) {
-            return "--report-counters";
-        }
-        if (o.reportPerPort) {
-            return "--report-per-port";
         }
         return null;
     }
@@ -311,6 +290,10 @@ final class OptionDependencies {
         return null;
     }
 
+    /** The static rates perftest can ask a queue pair for, in Gb/s, as it spells them. */
+    private static final java.util.List<String> HW_RATES = java.util.List.of("2.5", "5", "10", "14", "20", "25", "30",
+            "40", "56", "60", "80", "100", "112", "120", "168", "200", "300", "MAX");
+
     /** perftest's checks of the rate limiter's options (burst, packet size, the kind of limiter). */
     private Integer rateLimiter() {
         PerfOptions.RateLimitType type = o.rateLimitType;
@@ -340,6 +323,15 @@ final class OptionDependencies {
                 }
                 if (o.rateUnits == PerfOptions.RateUnits.PACKET_PS) {
                     return fatal(" Failed: pps rate limit units is not supported when setting HW rate limit");
+                }
+                double gbps = o.rateUnits == PerfOptions.RateUnits.MEGA_BYTE_PS ? o.rateLimit * 8 * 1024 * 1024 / 1e9
+                        : o.rateLimit;
+                if (gbps > 0 && !HW_RATES.contains(o.rateLimitText)) {
+                    out.print("\u001b[31mThe input value for hw rate limit is not supported\u001b[0m\n");
+                    for (String r : HW_RATES) {
+                        out.print("\t\t\t " + r + " Gbps \t\t\n");
+                    }
+                    return fatal(" Failed: Unknown rate limit value");
                 }
             }
             case PP -> {

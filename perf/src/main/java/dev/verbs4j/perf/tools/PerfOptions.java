@@ -235,6 +235,10 @@ final class PerfOptions {
     double rateLimit;
     RateLimitType rateLimitType = RateLimitType.DISABLED;
     RateUnits rateUnits = RateUnits.GIGA_BIT_PS;
+    /** --rate_limit as typed (perftest looks the HW rate up by its text). */
+    String rateLimitText;
+    /** Whether --rate_limit_type was given (else a HW limit the QP refuses falls back to SW). */
+    boolean rateLimitTypeGiven;
     int burstSize;
     int typicalPktSize;
     boolean cpuUtil;
@@ -306,8 +310,12 @@ final class PerfOptions {
         return connection.equals("UD");
     }
 
+    /**
+     * Whether this side runs the test's client part (perftest's "machine"): the side given a host,
+     * or with --reversed the other one. The control channel's roles always follow the host.
+     */
     boolean isClient() {
-        return serverName != null;
+        return (serverName != null) != reversed;
     }
 
     /** Whether this side posts work (the client, both sides of a latency test, both with -b). */
@@ -623,6 +631,7 @@ final class PerfOptions {
                 return range(a, "Typical pkt size", 0, 0xFFFF, err, v -> typicalPktSize = v);
             }
             case RATE_LIMIT -> {
+                rateLimitText = a;
                 rateLimit = parseDouble(a);
                 if (rateLimit <= 0) {
                     return refuse(err, " Rate limit must be non-negative");
@@ -642,6 +651,7 @@ final class PerfOptions {
                 }
             }
             case RATE_LIMIT_TYPE -> {
+                rateLimitTypeGiven = true;
                 switch (a) {
                     case "SW" -> rateLimitType = RateLimitType.SW;
                     case "HW" -> rateLimitType = RateLimitType.HW;

@@ -98,7 +98,9 @@ final class PerfOutput {
     /** One side's address lines ({@code ctx_print_pingpong_data}). */
     static String address(PerfOptions o, String side, Wire.Dest d) {
         StringBuilder s = new StringBuilder();
-        s.append(' ').append(side).append(" address: LID ").append(alt(d.lid(), 4)).append(" QPN ").append(alt(d.qpn(), 6))
+        // --dlid: the remote line shows the LID given instead of the peer's
+        int lid = side.equals("remote") && o.dlid != 0 ? o.dlid : d.lid();
+        s.append(' ').append(side).append(" address: LID ").append(alt(lid, 4)).append(" QPN ").append(alt(d.qpn(), 6))
                 .append(" PSN ").append(alt(d.psn(), 6));
         // with -R perftest prints from the control connection's parameters, which know no verb
         if (o.verb == PerfOptions.Verb.READ && !o.rdmaCm) {
@@ -396,7 +398,7 @@ final class PerfOutput {
             s.append("Max_inline_data: ").append(o.inlineSize).append(",\n");
         }
         s.append("rdma_cm_QPs: ").append(o.rdmaCm ? "ON" : "OFF").append(",\n");
-        s.append("Data_ex_method: ").append(o.rdmaCm ? "rdma_cm" : "Ethernet").append(",\n");
+        s.append("Data_ex_method: ").append(o.rdmaCm || o.comRdmaCm ? "rdma_cm" : "Ethernet").append(",\n");
         if (o.rdmaCm && o.tos != -1) {
             s.append("TOS: ").append(o.tos).append(",\n");
         }

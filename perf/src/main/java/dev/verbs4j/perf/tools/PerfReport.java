@@ -21,6 +21,8 @@ final class PerfReport {
     private final PrintStream err;
     private final PerftestResources res;
     private final CpuUtil cpu = new CpuUtil();
+    /** The counters of -W, printed after every row; or null. */
+    private PortCounters counters;
 
     PerfReport(PerfOptions o, PrintStream out, PrintStream err, PerftestResources res) {
         this.o = o;
@@ -40,6 +42,16 @@ final class PerfReport {
         if (o.output == PerfOptions.Output.FULL) {
             out.print(PerfOutput.RESULT_LINE);
             out.print(withCpu(o.duration > 0 ? PerfOutput.LAT_DURATION_HEADER : PerfOutput.LAT_HEADER));
+        }
+    }
+
+    void counters(PortCounters c) {
+        this.counters = c;
+    }
+
+    private void printCounters() {
+        if (counters != null) {
+            counters.print(out);
         }
     }
 
@@ -85,6 +97,7 @@ final class PerfReport {
         } else if (o.output == PerfOptions.Output.FULL) {
             out.print(PerfOutput.latencyRow(size, o.iters, l));
         }
+        printCounters();
     }
 
     /** The row of duration mode: {@code iters} round trips counted in the window of {@code phases}. */
@@ -96,6 +109,7 @@ final class PerfReport {
         } else if (o.output == PerfOptions.Output.FULL) {
             out.print(rowWithCpu(PerfOutput.latencyDurationRow(size, iters, v[0], v[1])));
         }
+        printCounters();
     }
 
     // ---- bandwidth ----
@@ -115,6 +129,7 @@ final class PerfReport {
         } else if (o.output == PerfOptions.Output.FULL) {
             out.print(rowWithCpu(PerfOutput.bwRow(o, b)));
         }
+        printCounters();
     }
 
     /** --report-both with -b: this side's and the peer's own rows, each under its title and the table head. */

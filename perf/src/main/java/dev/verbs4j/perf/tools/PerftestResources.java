@@ -45,6 +45,7 @@ final class PerftestResources {
     private static final int WCS = 64;
 
     private final PerfOptions o;
+    private final PrintStream out;
     private final PrintStream err;
     private final PerftestDevice device;
 
@@ -80,8 +81,9 @@ final class PerftestResources {
     /** The shared receive queue of --use-srq, or null. */
     private SharedReceiveQueue srq;
 
-    PerftestResources(PerfOptions o, PrintStream err, PerftestDevice device) {
+    PerftestResources(PerfOptions o, PrintStream out, PrintStream err, PerftestDevice device) {
         this.o = o;
+        this.out = out;
         this.err = err;
         this.device = device;
     }
@@ -96,10 +98,56 @@ final class PerftestResources {
 
     /** perftest's end when its memory region cannot be made: {@code message}, then its closing lines. */
     private ToolExit noRegion(String message) {
-        err.print(message + "\n");
+        if (message != null) {
+            err.print(message + "\n");
+        }
         err.print("failed to create mr\n");
         err.print("Failed to create MR\n");
         return exit(" Couldn't create IB resources", 1);
+    }
+
+    /**
+     * --mmap: {@code size} bytes of the file from --mmap-offset, shared with the file, as perftest
+     * maps them (and says so); its messages when the file cannot be opened or mapped.
+     */
+    private MemorySegment mapFile(long size) throws ToolExit {
+        java.nio.file.Path file = java.nio.file.Path.of(o.mmapFile);
+        java.nio.channels.FileChannel ch;
+        try {
+            ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ,
+                    java.nio.file.StandardOpenOption.WRITE);
+        } catch (java.io.IOException | RuntimeException e) {
+            out.print("Unable to open '" + o.mmapFile + "': " + strerror(e, file) + "\n");
+            err.print("Couldn't allocate work buf.\n");
+            throw noRegion(null);
+        }
+        try (ch) {
+            if (o.mmapOffset % 4096 != 0 || o.mmapOffset < 0) {
+                throw new java.io.IOException("Invalid argument");
+            }
+            MemorySegment m = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, o.mmapOffset, size, arena);
+            out.print("allocated mmap buffer of size " + size + " at 0x" + Long.toHexString(m.address()) + "\n");
+            return m;
+        } catch (java.io.IOException | RuntimeException e) {
+            out.print("Unable to mmap '" + o.mmapFile + "': " + (e.getMessage() != null && e.getMessage().equals("Invalid argument")
+                    ? "Invalid argument" : "No such device") + "\n");
+            err.print("Couldn't allocate work buf.\n");
+            throw noRegion(null);
+        }
+    }
+
+    /** strerror of open(2)'s failure on {@code file}, from Java's exception. */
+    private static String strerror(Exception e, java.nio.file.Path file) {
+        if (e instanceof java.nio.file.NoSuchFileException) {
+            return "No such file or directory";
+        }
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "Permission denied";
+        }
+        if (java.nio.file.Files.isDirectory(file)) {
+            return "Is a directory";
+        }
+        return "Input/output error";
     }
 
     /** The free huge pages of the machine in bytes ({@code /proc/meminfo}); 0 when unknown. */
@@ -166,7 +214,8 @@ final class PerftestResources {
         try {
             arena = RdmaArena.ofShared();
             for (int i = 0; i < bufs.length; i++) {
-                bufs[i] = arena.allocate(perQp ? region * 2 + (o.isUd() ? cacheLine : 0) : total, 4096);
+                bufs[i] = i == 0 && o.mmapFile != null ? mapFile(perQp ? region * 2 : total)
+                        : arena.allocate(perQp ? region * 2 + (o.isUd() ? cacheLine : 0) : total, 4096);
             }
         } catch (RuntimeException | OutOfMemoryError e) {
             throw exit("Couldn't allocate work buf.", 1);
@@ -305,7 +354,7 @@ final class PerftestResources {
         my[i] = new Wire.Dest(device.lid(), device.ownOutReads(), qps[i].qpNum(), psn, mr(i).rkey(),
                 buffer(i).address() + remoteOffset(i), device.gid().raw(), 0);
         sends[i] = SendRequests.confined(Math.max(1, o.postList), 1);
-        recvs[i] = ReceiveRequests.confined(1, 1);
+        recvs[i] = ReceiveRequests.confined(Math.max(1, o.recvPostList), 1);
     }
 
     private static void fillRandom(MemorySegment s) {
@@ -342,6 +391,17 @@ final class PerftestResources {
             } catch (RuntimeException e) {
                 err.print("Failed to modify QP " + qps[i].qpNum() + " to RTR\n");
                 throw exit(" Unable to Connect the HCA's through the link", 1);
+            }
+            if (o.rateLimitType == PerfOptions.RateLimitType.HW) {
+                // these tools set no static rate, and an Ethernet port takes none: perftest then limits in software
+                if (!o.rateLimitTypeGiven) {
+                    o.rateLimitType = PerfOptions.RateLimitType.SW;
+                    err.print("\u001b[31mThe QP failed to accept HW rate limit, providing SW rate limit \u001b[0m\n");
+                } else {
+                    err.print("\u001b[31mThe QP failed to accept HW rate limit  \u001b[0m\n");
+                    err.print("Failed to modify QP " + qps[i].qpNum() + " to RTR\n");
+                    throw exit(" Unable to Connect the HCA's through the link", 1);
+                }
             }
             if (send) {
                 QueuePairAttributes rts = new QueuePairAttributes().state(QpState.RTS).sqPsn(my[i].psn());

@@ -21,10 +21,7 @@ final class Usage {
             + " --kek_path --credentials_path --data_enc_key_app_path --log_dci_streams --log_active_dci_streams";
 
     /** Options perftest takes that these tools parse and check but refuse to run with (each names itself then). */
-    static final String NOT_RUN = "--rate_limit"
-            + " --burst_size --rate_units --rate_limit_type --typical_pkt_size --recv_post_list "
-            + "--reversed --comm_rdma_cm(-z) --mmap --mmap-offset --mcg --MGID"
-            + " --report-counters --report-per-port";
+    static final String NOT_RUN = "--mcg --MGID";
 
     /**
      * perftest 4.5's {@code usage()} for this tool (its options in its words), then what differs

@@ -211,4 +211,28 @@ class PerfOutputTest {
                 + " Waiting for client rdma_cm QP to connect\n Please run the same command with the IB/RoCE interface IP\n"
                 + PerfOutput.RESULT_LINE);
     }
+
+    @Test
+    void softwareRateLimiterInBurstsAsPerftest() {
+        // 1 Gb/s of 64 KiB messages: 1907 per second, in bursts of the send depth (128): 14 a second
+        PerfOptions o = options("ib_write_bw", PerfOptions.Verb.WRITE, PerfOptions.Kind.BW, "--rate_limit=1",
+                "--rate_limit_type=SW");
+        assertThat(o.burstSize).isEqualTo(128);
+        RateLimiter r = RateLimiter.of(o, 65536);
+        long t0 = 1_000_000_000L;
+        assertThat(r.open(t0)).isTrue();
+        for (int k = 0; k < 128; k++) {
+            assertThat(r.sending()).isTrue();
+            r.posted();
+        }
+        assertThat(r.sending()).isFalse();
+        assertThat(r.open(t0 + 1_000_000_000L / 14 - 1)).isFalse();
+        assertThat(r.open(t0 + 1_000_000_000L / 14)).isTrue();
+        assertThat(r.sending()).isTrue();
+        // without SW limiting it never holds back
+        RateLimiter none = RateLimiter.of(options("ib_write_bw", PerfOptions.Verb.WRITE, PerfOptions.Kind.BW), 65536);
+        assertThat(none.open(t0)).isTrue();
+        none.posted();
+        assertThat(none.sending()).isTrue();
+    }
 }

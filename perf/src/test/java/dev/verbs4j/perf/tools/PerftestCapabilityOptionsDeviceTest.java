@@ -87,4 +87,39 @@ class PerftestCapabilityOptionsDeviceTest {
         r.addAll(b);
         return r;
     }
+
+    /** As {@link #endsAsC}, and each Java side's stdout laid out as the C side's of its role. */
+    private static void sameAsC(PerfTool tool, List<String> opts) throws Exception {
+        Pair cc = PerftestDeviceTest.run(tool, false, false, Topology.LOOPBACK, opts, opts);
+        Pair jc = PerftestDeviceTest.run(tool, false, true, Topology.LOOPBACK, opts, opts);
+        Pair cj = PerftestDeviceTest.run(tool, true, false, Topology.LOOPBACK, opts, opts);
+        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
+        assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
+        assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
+        assertThat(PerftestDeviceTest.shape(jc.client().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.client().out()));
+        assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
+        assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
+        assertThat(PerftestDeviceTest.shape(cj.server().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.server().out()));
+    }
+
+    @Test
+    @Timeout(240)
+    void portCounters() throws Exception {
+        sameAsC(PerfTool.SEND_LAT, List.of("-W", "hw_counters/sent_pkts,hw_counters/rcvd_pkts", "-n", "10"));
+        // a counter the port does not have
+        endsAsC(PerfTool.WRITE_BW, List.of("--report-counters=counters/no_such_counter", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
+    void mappedFileBuffer() throws Exception {
+        java.nio.file.Path f = java.nio.file.Files.createTempFile("perftest-mmap", ".bin");
+        try {
+            java.nio.file.Files.write(f, new byte[1 << 20]);
+            sameAsC(PerfTool.WRITE_BW, List.of("--mmap=" + f, "-n", "10"));
+            endsAsC(PerfTool.SEND_BW, List.of("--mmap=/nonexistent/perftest-mmap", "-n", "10"));
+        } finally {
+            java.nio.file.Files.deleteIfExists(f);
+        }
+    }
 }

@@ -372,7 +372,7 @@ class PerftestDeviceTest {
         long t0 = System.nanoTime();
         Background s = start(tool, javaServer, "server", serverArgs);
         try {
-            if (serverOpts.contains("-R")) {
+            if (serverOpts.contains("-R") || serverOpts.contains("-z")) {
                 awaitCmListening(port);
             } else {
                 ToolRunner.awaitTcpListening(port, LISTEN_LIMIT);
@@ -650,7 +650,7 @@ class PerftestDeviceTest {
         return c.err().stream().filter(l -> !l.startsWith("Correlation coefficient")).toList();
     }
 
-    private static List<String> shape(List<String> lines) {
+    static List<String> shape(List<String> lines) {
         List<String> out = new ArrayList<>();
         for (String l : lines) {
             Matcher m = VALUE.matcher(l);

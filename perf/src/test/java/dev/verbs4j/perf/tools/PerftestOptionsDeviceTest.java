@@ -90,4 +90,10 @@ class PerftestOptionsDeviceTest {
     void memoryRegionPerQueuePair() throws Exception {
         PerftestDeviceTest.threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("--mr_per_qp", "-q", "2", "-n", "10"));
     }
+
+    @Test
+    @Timeout(240)
+    void receivePostList() throws Exception {
+        layoutBothWays(PerfTool.SEND_BW, Topology.LOOPBACK, List.of("--recv_post_list=4", "-n", "12"));
+    }
 }
