@@ -157,10 +157,7 @@ final class OptionDependencies {
         if (hw != null) {
             return hw;
         }
-        Integer rate = rateLimiter();
-        if (rate != null) {
-            return rate;
-        }
+
         if (o.runInfinitely) {
             o.noPeak = true;
         }
@@ -187,6 +184,11 @@ final class OptionDependencies {
             if (counted && o.txDepth > o.iters) {
                 o.txDepth = o.iters;
             }
+        }
+        // after the send depth is cut to -n: a burst is the send depth by default
+        Integer rate = rateLimiter();
+        if (rate != null) {
+            return rate;
         }
         if (o.verb == Verb.SEND) {
             if (counted && o.rxDepth > o.iters) {

@@ -102,11 +102,11 @@ final class PerfOutput {
         int lid = side.equals("remote") && o.dlid != 0 ? o.dlid : d.lid();
         s.append(' ').append(side).append(" address: LID ").append(alt(lid, 4)).append(" QPN ").append(alt(d.qpn(), 6))
                 .append(" PSN ").append(alt(d.psn(), 6));
-        // with -R perftest prints from the control connection's parameters, which know no verb
-        if (o.verb == PerfOptions.Verb.READ && !o.rdmaCm) {
+        // with -R or -z perftest prints from the control connection's parameters, which know no verb
+        if (o.verb == PerfOptions.Verb.READ && !o.rdmaCm && !o.comRdmaCm) {
             s.append(" OUT ").append(alt(d.outReads(), 4));
         }
-        if ((o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.WRITE) && !o.rdmaCm) {
+        if ((o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.WRITE) && !o.rdmaCm && !o.comRdmaCm) {
             s.append(" RKey ").append(alt(d.rkey() & 0xffffffffL, 8)).append(" VAddr ").append(alt(d.vaddr(), 16));
         }
         s.append('\n');

@@ -46,7 +46,7 @@ class PerftestOptionsDeviceTest {
     @Timeout(240)
     void trafficClassMtuRoundingAbbreviationsAndWaitDestroy() throws Exception {
         PerftestDeviceTest.threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("--tclass=32", "-m", "1000",
-                "--conn=RC", "--wait_destroy=1", "--use_old_post_send", "-n", "10"));
+                "--conn=RC", "--wait_destroy=1", "--use_old_post_send", "--disable_pcie_relaxed", "--pkey_index=0", "-n", "10"));
     }
 
     /**
