@@ -218,8 +218,8 @@ final class CmRun implements AutoCloseable {
         InetSocketAddress server;
         try {
             server = new InetSocketAddress(InetAddress.getByName(o.serverName), o.tcpPort);
-        } catch (IOException e) {
-            t.err.print(KeyExchange.nameResolutionError() + " for " + o.serverName + ":" + o.tcpPort + "\n");
+        } catch (java.net.UnknownHostException e) {
+            t.err.print(KeyExchange.nameResolutionError(e, o.serverName) + " for " + o.serverName + ":" + o.tcpPort + "\n");
             throw clientFailed("Problem in resolving basic address and port");
         }
         CmId id = commChannel.createId(PortSpace.TCP);

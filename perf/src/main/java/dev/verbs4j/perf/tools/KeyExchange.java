@@ -46,7 +46,7 @@ final class KeyExchange {
             throw exit(" Interrupted while waiting for the peer", 1);
         } catch (java.net.UnknownHostException e) {
             // getaddrinfo's failure, in glibc's words, and perftest's lines after it
-            err.print(nameResolutionError() + " for " + o.serverName + ":" + o.tcpPort + "\n");
+            err.print(nameResolutionError(e, o.serverName) + " for " + o.serverName + ":" + o.tcpPort + "\n");
             err.print("Problem in resolving basic address and port\n");
             err.print("Unable to open file descriptor for socket connection");
             throw exit(" Unable to init the socket connection", 1);
@@ -62,17 +62,22 @@ final class KeyExchange {
     }
 
     /**
-     * glibc's text for a name that did not resolve: without a name server to ask the answer is
-     * EAI_AGAIN, else EAI_NONAME.
+     * glibc's text for a name that did not resolve: the JDK puts getaddrinfo's gai_strerror after
+     * the name in its message; without it, EAI_AGAIN's text when no name server is configured, else
+     * EAI_NONAME's.
      */
-    static String nameResolutionError() {
+    static String nameResolutionError(java.net.UnknownHostException e, String host) {
+        String m = e.getMessage();
+        if (m != null && m.startsWith(host + ": ")) {
+            return m.substring(host.length() + 2);
+        }
         try {
             for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/etc/resolv.conf"))) {
                 if (line.strip().startsWith("nameserver")) {
                     return "Name or service not known";
                 }
             }
-        } catch (IOException e) {
+        } catch (IOException ex) {
             // no resolver configuration: no name server
         }
         return "Temporary failure in name resolution";
