@@ -4,6 +4,7 @@ import dev.verbs4j.verbs.TestBed;
 import dev.verbs4j.verbs.ToolRunner;
 import dev.verbs4j.verbs.ToolRunner.Background;
 import dev.verbs4j.verbs.ToolRunner.Run;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -26,6 +27,14 @@ class PerftestMessagesDeviceTest {
 
     private static final Duration LIMIT = Duration.ofSeconds(120);
     private static final AtomicInteger PORTS = new AtomicInteger(19600);
+
+    /** The first Java run in a JVM loads and compiles the Java side: not inside a timed case. */
+    @BeforeAll
+    static void warmUp() throws Exception {
+        PerftestDeviceTest.Pair p = PerftestDeviceTest.run(PerfTool.SEND_LAT, true, true, PerftestDeviceTest.Topology.LOOPBACK,
+                List.of("-n", "10"), List.of("-n", "10"));
+        assertThat(p.server().status()).as(p.toString()).isZero();
+    }
 
     private static Background start(PerfTool tool, boolean java, List<String> args) throws Exception {
         if (java) {
