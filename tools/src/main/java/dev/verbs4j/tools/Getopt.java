@@ -3,7 +3,7 @@ package dev.verbs4j.tools;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -11,14 +11,17 @@ import java.util.Map;
  * A small {@code getopt_long(3)} for the command-line tools, so that they accept their C twins'
  * options spelled the same way: {@code -d rxe0}, {@code -drxe0}, {@code --ib-dev=rxe0},
  * {@code --ib-dev rxe0}, clustered flags ({@code -lv}). Non-option arguments are skipped and
- * collected, in order, as {@link #operands()} (as GNU getopt permutes them to the end).
+ * collected, in order, as {@link #operands()} (as GNU getopt permutes them to the end). As glibc's
+ * getopt_long, a long option may be abbreviated to any prefix that names one option only
+ * ({@code --bidir}); a prefix of several is reported as ambiguous with the candidates, in the order
+ * they were given, and messages name the option found, not the abbreviation.
  */
 public final class Getopt {
 
     private final String program;
     private final String[] args;
     private final String shortOpts;
-    private final Map<String, Character> longOpts = new HashMap<>();
+    private final Map<String, Character> longOpts = new LinkedHashMap<>();
     private final List<String> operands = new ArrayList<>();
     private int index;
     private int cluster;
@@ -118,8 +121,34 @@ public final class Getopt {
     private int nextLong(PrintStream err) {
         String word = args[index++];
         int eq = word.indexOf('=');
-        String name = eq < 0 ? word.substring(2) : word.substring(2, eq);
-        Character c = longOpts.get(name);
+        String typed = eq < 0 ? word.substring(2) : word.substring(2, eq);
+        String name = typed;
+        Character c = longOpts.get(typed);
+        if (c == null) {
+            List<String> matches = new ArrayList<>();
+            boolean ambiguous = false;
+            for (Map.Entry<String, Character> e : longOpts.entrySet()) {
+                if (e.getKey().startsWith(typed)) {
+                    if (c != null && !c.equals(e.getValue())) {
+                        ambiguous = true;
+                    }
+                    if (c == null) {
+                        c = e.getValue();
+                        name = e.getKey();
+                    }
+                    matches.add(e.getKey());
+                }
+            }
+            if (ambiguous) {
+                StringBuilder s = new StringBuilder(program).append(": option '--").append(typed)
+                        .append("' is ambiguous; possibilities:");
+                for (String m : matches) {
+                    s.append(" '--").append(m).append('\'');
+                }
+                err.print(s.append('\n'));
+                return '?';
+            }
+        }
         if (c == null) {
             err.print(program + ": unrecognized option '" + word + "'\n");
             return '?';
@@ -155,6 +184,11 @@ public final class Getopt {
 
     /** {@code strtol(s, NULL, 0)} clamped to int: leading blanks, sign, 0x/0 prefixes; 0 when nothing parses. */
     public static int strtol(String s) {
+        return (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, strtoll(s)));
+    }
+
+    /** {@code strtol(s, NULL, 0)} of a 64-bit long: as {@link #strtol}, clamped to long. */
+    public static long strtoll(String s) {
         String t = s.stripLeading();
         boolean negative = false;
         if (!t.isEmpty() && (t.charAt(0) == '-' || t.charAt(0) == '+')) {
@@ -162,22 +196,25 @@ public final class Getopt {
             t = t.substring(1);
         }
         int radix = 10;
-        if (t.length() > 1 && t.charAt(0) == '0' && (t.charAt(1) == 'x' || t.charAt(1) == 'X')
-                && t.length() > 2 && Character.digit(t.charAt(2), 16) >= 0) {
+        if (t.length() > 2 && t.charAt(0) == '0' && (t.charAt(1) == 'x' || t.charAt(1) == 'X')
+                && Character.digit(t.charAt(2), 16) >= 0) {
             radix = 16;
             t = t.substring(2);
         } else if (t.startsWith("0")) {
             radix = 8;
         }
-        long v = 0;
+        java.math.BigInteger v = java.math.BigInteger.ZERO;
+        java.math.BigInteger r = java.math.BigInteger.valueOf(radix);
+        java.math.BigInteger cap = java.math.BigInteger.ONE.shiftLeft(64);
         for (int i = 0; i < t.length(); i++) {
             int d = Character.digit(t.charAt(i), radix);
             if (d < 0) {
                 break;
             }
-            v = Math.min(v * radix + d, 1L << 40);
+            v = v.multiply(r).add(java.math.BigInteger.valueOf(d)).min(cap);
         }
-        v = negative ? -v : v;
-        return (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, v));
+        v = negative ? v.negate() : v;
+        return v.max(java.math.BigInteger.valueOf(Long.MIN_VALUE)).min(java.math.BigInteger.valueOf(Long.MAX_VALUE))
+                .longValue();
     }
 }

@@ -41,6 +41,24 @@ class GetoptTest {
     }
 
     @Test
+    void acceptsUnambiguousAbbreviationsLikeGetoptLong() {
+        assertThat(parse("--ib-d=rxe0", "--li", "--verb", "--ib-p", "2")).containsExactly("d=rxe0", "l", "v", "i=2");
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
+        // an exact name wins over the longer names it is a prefix of
+        Getopt g = new Getopt("t", new String[]{"--qp", "1"}, "q:Q", "qp:q", "qpx:Q");
+        assertThat(g.next(new PrintStream(err, true, StandardCharsets.UTF_8))).isEqualTo('q');
+    }
+
+    @Test
+    void reportsAmbiguousAbbreviationsAndNamesTheOptionFound() {
+        assertThat(parse("--ib", "--l=3", "--ib-p")).containsExactly("?", "?", "?");
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo(
+                "t: option '--ib' is ambiguous; possibilities: '--ib-dev' '--ib-port'\n"
+                        + "t: option '--list' doesn't allow an argument\n"
+                        + "t: option '--ib-port' requires an argument\n");
+    }
+
+    @Test
     void strtolReadsBasesLikeC() {
         assertThat(Getopt.strtol("12")).isEqualTo(12);
         assertThat(Getopt.strtol("0x1f")).isEqualTo(31);

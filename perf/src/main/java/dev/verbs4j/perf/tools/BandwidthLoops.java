@@ -18,10 +18,12 @@ final class BandwidthLoops extends MeasurementLoops {
     private static final long RECEIVE_TIMEOUT_NANOS = 120_000_000_000L;
 
     private final DurationMode duration;
+    private final RunParts run;
 
     BandwidthLoops(RunParts run, DurationMode duration) {
         super(run);
         this.duration = duration;
+        this.run = run;
     }
 
     // ---- the tests ----
@@ -38,8 +40,14 @@ final class BandwidthLoops extends MeasurementLoops {
         }
         PerfOutput.Bw last = null;
         for (long size : res.device().sizes()) {
+            if (o.performWarmUp) {
+                warmUp(size);
+            }
             if (o.duplex) {
                 keys.barrier();
+            }
+            if (o.runInfinitely) {
+                new InfiniteMode(run).stream(size, o.duplex && o.verb == PerfOptions.Verb.SEND);
             }
             last = stream(size, false);
             if (o.duplex) {
@@ -48,6 +56,9 @@ final class BandwidthLoops extends MeasurementLoops {
                 }
                 PerfOutput.Bw theirs = keys.exchangeReport(last);
                 report.bw(last.plus(theirs));
+                if (!o.all) {
+                    report.both(last, theirs);
+                }
             } else {
                 report.bw(last);
             }
@@ -70,6 +81,14 @@ final class BandwidthLoops extends MeasurementLoops {
                 path.postInitialReceives(size);
             }
             keys.barrier();
+            if (o.runInfinitely) {
+                InfiniteMode forever = new InfiniteMode(run);
+                if (o.isClient()) {
+                    forever.stream(size, false);
+                } else {
+                    forever.receive(size);
+                }
+            }
             if (o.duplex && o.duration > 0) {
                 // perftest exchanges no reports in duration mode: each side prints its own count
                 last = stream(size, true);
@@ -78,6 +97,9 @@ final class BandwidthLoops extends MeasurementLoops {
                 last = stream(size, true);
                 PerfOutput.Bw theirs = keys.exchangeReport(last);
                 report.bw(last.plus(theirs));
+                if (!o.all) {
+                    report.both(last, theirs);
+                }
             } else if (o.isClient()) {
                 last = stream(size, false);
                 report.bw(last);
@@ -92,6 +114,39 @@ final class BandwidthLoops extends MeasurementLoops {
         report.endTable();
         keys.closeExchangeLenient();
         return o.isClient() ? report.limits(last) : 0;
+    }
+
+    /**
+     * --perform_warm_up (write, read and atomic): before each size, on every queue pair in turn, a
+     * send queue's worth of requests ({@code -t}, or one post list) posted and completed, unmeasured.
+     */
+    private void warmUp(long size) throws ToolExit {
+        int list = Math.max(1, o.postList);
+        int session = list == 1 ? o.txDepth : list;
+        int unsignaled = path.prepareStream(size);
+        for (int i = 0; i < o.numQps; i++) {
+            // one completion per post: the list's last request is signaled
+            path.flags(i, list - 1, unsignaled | SendFlags.SIGNALED);
+            int outstanding = 0;
+            for (int w = 0; w < session; w += list) {
+                path.post(i, list, w);
+                outstanding++;
+            }
+            int idle = 0;
+            while (outstanding > 0) {
+                int ne = path.poll(path.sendCq());
+                for (int k = 0; k < ne; k++) {
+                    path.check(path.completion(k), false, 0, 0);
+                }
+                outstanding -= ne;
+                if (ne == 0 && path.events()) {
+                    path.awaitEvent();
+                } else if (ne == 0 && (++idle & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
+                    throw exit(" Interrupted", 1);
+                }
+            }
+            path.flags(i, list - 1, unsignaled);
+        }
     }
 
     // ---- the streams ----
@@ -121,11 +176,15 @@ final class BandwidthLoops extends MeasurementLoops {
         int rcnt = 0;
         int rTarget = alsoReceive ? n : 0;
         boolean started = o.isClient() || !alsoReceive;
+        RateLimiter limiter = RateLimiter.of(o, size);
         int idle = 0;
         while (totCcnt < n || rcnt < rTarget) {
             if (started) {
                 for (int i = 0; i < q; i++) {
-                    while (scnt[i] < iters && scnt[i] - ccnt[i] + list <= o.txDepth) {
+                    if (!limiter.open(System.nanoTime())) {
+                        continue;
+                    }
+                    while (scnt[i] < iters && scnt[i] - ccnt[i] + list <= o.txDepth && limiter.sending()) {
                         for (int k = 0; k < list; k++) {
                             int idx = scnt[i] + k + 1;
                             boolean signal = idx % cqMod == 0 || idx == iters;
@@ -138,6 +197,7 @@ final class BandwidthLoops extends MeasurementLoops {
                         path.post(i, list, totScnt);
                         scnt[i] += list;
                         totScnt += list;
+                        limiter.posted();
                     }
                 }
             }
@@ -162,9 +222,7 @@ final class BandwidthLoops extends MeasurementLoops {
                     int i = (int) wc.wrId();
                     rcnt++;
                     started = true;
-                    if (path.receivesPosted(i) < iters) {
-                        path.postReceive(i);
-                    }
+                    path.received(i, iters);
                 }
                 ne += nr;
             }
@@ -175,6 +233,19 @@ final class BandwidthLoops extends MeasurementLoops {
             }
         }
         return PerfOutput.bandwidth(o, size, n, tposted, tcompleted, o.peakOff());
+    }
+
+    /**
+     * perftest's watchdog of the send_bw server: no message for 120 s ends the run, with the count
+     * received; with events perftest cannot even report (status 1), else its status is 17.
+     */
+    private ToolExit silent(int received, int required) {
+        err.print(" Did not get Message for 120 Seconds, exiting..\n Total Received=" + received
+                + ", Total Iters Required=" + required + "\n");
+        if (path.events()) {
+            return exit(" Due to this issue, Perftest cannot produce a report when in event mode.", 1);
+        }
+        return new ToolExit(17);
     }
 
     /** The ib_send_bw server: receives every message, timed from the first to the last receive. */
@@ -194,7 +265,7 @@ final class BandwidthLoops extends MeasurementLoops {
             if (ne == 0 && path.events()) {
                 path.awaitEvent();
                 if (System.nanoTime() - lastProgress > RECEIVE_TIMEOUT_NANOS) {
-                    throw exit(" Did not get Message for 120 Seconds, exiting..", 17);
+                    throw silent(rcnt, n);
                 }
                 continue;
             }
@@ -204,7 +275,7 @@ final class BandwidthLoops extends MeasurementLoops {
                         throw exit(" Interrupted", 1);
                     }
                     if (System.nanoTime() - lastProgress > RECEIVE_TIMEOUT_NANOS) {
-                        throw exit(" Did not get Message for 120 Seconds, exiting..", 17);
+                        throw silent(rcnt, n);
                     }
                 }
                 continue;
@@ -219,9 +290,7 @@ final class BandwidthLoops extends MeasurementLoops {
                 }
                 rcnt++;
                 int i = (int) wc.wrId();
-                if (path.receivesPosted(i) < o.iters) {
-                    path.postReceive(i);
-                }
+                path.received(i, o.iters);
             }
             last = now;
         }

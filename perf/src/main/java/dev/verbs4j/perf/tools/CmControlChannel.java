@@ -47,7 +47,7 @@ final class CmControlChannel implements Wire.Channel {
     /** The channel on the connection of {@code id}; {@code t} says how a failure ends the run. */
     CmControlChannel(CmId id, Perftest t) throws ToolExit {
         this.id = id;
-        this.client = t.o.isClient();
+        this.client = t.o.serverName != null; // perftest orders the exchanges by the host given, not by --reversed
         try {
             pd = id.context().allocateProtectionDomain();
             sendCq = id.context().createCompletionQueue(1);

@@ -35,7 +35,7 @@ final class CmDatagram {
     /** Posts the receive of the client's QPN message: its GRH and 4 bytes at the start of QP {@code i}'s send area. */
     void postQpnReceive(int i) throws ToolExit {
         ReceiveRequests r = res.recvs(i);
-        r.get(0).wrId(0).sge(res.mr(), res.localOffset(i), PerftestResources.UD_ADDITION + 4);
+        r.get(0).wrId(0).sge(res.mr(i), res.localOffset(i), PerftestResources.UD_ADDITION + 4);
         try {
             res.qp(i).postReceive(r, 1);
         } catch (RuntimeException e) {
@@ -46,7 +46,7 @@ final class CmDatagram {
     /** Tells the peer this QP's number: a 4-byte SEND with the QPN as immediate data, waited for. */
     void sendQpn(int i) throws ToolExit {
         SendRequest wr = res.sends(i).reset(0).wrId(0).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
-                .sge(res.mr(), res.localOffset(i), 4).immediateData(res.qp(i).qpNum());
+                .sge(res.mr(i), res.localOffset(i), 4).immediateData(res.qp(i).qpNum());
         wr.ud(res.ah(i), res.peerQpn(i), res.peerQkey(i));
         try {
             res.qp(i).postSend(res.sends(i), 1);
@@ -74,7 +74,7 @@ final class CmDatagram {
         }
         AddressHandle ah;
         try {
-            ah = res.pd().createAddressHandle(wc, res.buffer().asSlice(res.localOffset(i), PerftestResources.UD_ADDITION), portNum);
+            ah = res.pd().createAddressHandle(wc, res.buffer(i).asSlice(res.localOffset(i), PerftestResources.UD_ADDITION), portNum);
         } catch (RuntimeException e) {
             throw exit("Failed to create AH for RDMA CM connection.", 1);
         }

@@ -56,6 +56,31 @@ final class CmRun implements AutoCloseable {
         return cm.execute();
     }
 
+    /**
+     * -z without -R: the control messages over RDMA CM as with -R, the test queue pairs those of
+     * {@code -d}, connected by hand (INIT, RTR, RTS) from the exchanged descriptions as over TCP.
+     */
+    static int runControlOnly(Perftest t) throws ToolExit {
+        CmRun cm = new CmRun(t);
+        t.cm = cm;
+        try {
+            cm.commChannel = EventChannel.create();
+        } catch (RuntimeException e) {
+            throw t.exit("Failed to create RDMA CM event channel.", 1);
+        }
+        if (!t.o.isClient()) {
+            t.out.print("\n************************************\n");
+            t.out.print("* Waiting for client to connect... *\n");
+            t.out.print("************************************\n");
+        }
+        cm.comm = t.o.isClient() ? cm.connectComm() : cm.acceptComm();
+        t.keys().use(cm.comm);
+        t.keys().prefix();
+        t.createResources(false);
+        t.out.print(PerfOutput.header(t.o, t.resources().headerInfo()));
+        return t.sequence();
+    }
+
     private int execute() throws ToolExit {
         try {
             commChannel = EventChannel.create();
@@ -190,16 +215,62 @@ final class CmRun implements AutoCloseable {
      * ends the run.
      */
     private CmControlChannel connectComm() throws ToolExit {
-        CmId id = null;
-        for (int attempt = 0; attempt < ATTEMPTS && id == null; attempt++) {
-            id = resolved(commChannel, PortSpace.TCP);
-            if (id == null) {
-                sleep();
-            }
+        InetSocketAddress server;
+        try {
+            server = new InetSocketAddress(InetAddress.getByName(o.serverName), o.tcpPort);
+        } catch (java.net.UnknownHostException e) {
+            t.err.print(KeyExchange.nameResolutionError(e, o.serverName) + " for " + o.serverName + ":" + o.tcpPort + "\n");
+            throw clientFailed("Problem in resolving basic address and port");
         }
-        if (id == null) {
-            t.err.print(" Unable to perform rdma_client function\n");
-            throw t.exit(" Unable to init the socket connection", 1);
+        CmId id = commChannel.createId(PortSpace.TCP);
+        // perftest: an ADDR_ERROR or ROUTE_ERROR is retried at once, ten in all; anything else ends the run
+        int left = ATTEMPTS;
+        while (true) {
+            if (left == 0) {
+                id.close();
+                throw clientFailed("Received " + ATTEMPTS + " times ADDR_ERROR");
+            }
+            try {
+                id.resolveAddress(sourceAddress(0), server, RESOLVE);
+            } catch (RuntimeException e) {
+                id.close();
+                throw clientFailed("rdma_resolve_addr failed");
+            }
+            CmEvent ev = await(commChannel, id);
+            if (ev.type() == CmEventType.ADDR_ERROR) {
+                left--;
+                continue;
+            }
+            if (ev.type() != CmEventType.ADDR_RESOLVED) {
+                id.close();
+                throw clientFailed("unexpected CM event " + ev.type().code());
+            }
+            break;
+        }
+        if (o.tos >= 0) {
+            id.setTypeOfService(o.tos);
+        }
+        while (true) {
+            if (left <= 0) {
+                id.close();
+                throw clientFailed("Received " + ATTEMPTS + " times ADDR_ERROR - aborting");
+            }
+            try {
+                id.resolveRoute(RESOLVE);
+            } catch (RuntimeException e) {
+                id.close();
+                throw clientFailed("rdma_resolve_route failed");
+            }
+            CmEvent ev = await(commChannel, id);
+            if (ev.type() == CmEventType.ROUTE_ERROR) {
+                left--;
+                continue;
+            }
+            if (ev.type() != CmEventType.ROUTE_RESOLVED) {
+                id.close();
+                throw clientFailed("unexpected CM event " + ev.type().code());
+            }
+            break;
         }
         CmControlChannel c = new CmControlChannel(id, t);
         try {
@@ -218,6 +289,13 @@ final class CmRun implements AutoCloseable {
             throw t.exit(" Unable to init the socket connection", 1);
         }
         return c;
+    }
+
+    /** perftest's end of a failed control connection: {@code message}, then its two closing lines. */
+    private ToolExit clientFailed(String message) {
+        t.err.print(message + "\n");
+        t.err.print(" Unable to perform rdma_client function\n");
+        return t.exit(" Unable to init the socket connection", 1);
     }
 
     private CmControlChannel acceptComm() throws ToolExit {

@@ -35,6 +35,8 @@ final class DataPath {
     private final WorkCompletions wcs;
     /** Per queue pair, the receives posted in this round. */
     private final int[] recvPosted;
+    /** Completed receives not yet posted again, per queue pair (--recv_post_list posts them in lists). */
+    private final int[] unused;
 
     DataPath(PerfOptions o, PrintStream err, PerftestResources res) {
         this.o = o;
@@ -44,6 +46,7 @@ final class DataPath {
         this.events = res.events();
         this.wcs = res.wcs();
         this.recvPosted = new int[o.numQps];
+        this.unused = new int[o.numQps];
     }
 
     private ToolExit exit(String message, int status) {
@@ -89,7 +92,7 @@ final class DataPath {
             Wire.Dest r = res.peer(i);
             for (int k = 0; k < list; k++) {
                 SendRequest wr = res.sends(i).reset(k).wrId(i).flags(flags(size) & ~SendFlags.SIGNALED)
-                        .sge(mr, res.localOffset(i), (int) size);
+                        .sge(res.mr(i), res.localOffset(i), (int) size);
                 switch (o.verb) {
                     case SEND -> datagram(wr.opcode(Opcode.SEND), i);
                     case WRITE -> wr.opcode(Opcode.RDMA_WRITE).rdma(r.vaddr(), r.rkey());
@@ -129,17 +132,25 @@ final class DataPath {
 
     /** Posts up to rx_depth receives of {@code size} bytes per queue pair for the next round. */
     void postInitialReceives(long size) throws ToolExit {
+        int list = Math.max(1, o.recvPostList);
         for (int i = 0; i < o.numQps; i++) {
-            if (o.isUd()) {
-                // the 40-byte GRH lands just before the cache line the payload starts on
-                res.recvs(i).get(0).wrId(i).sge(mr, res.remoteOffset(i) + res.device().cacheLine() - PerftestResources.UD_ADDITION,
-                        (int) size + PerftestResources.UD_ADDITION);
-            } else {
-                res.recvs(i).get(0).wrId(i).sge(mr, res.remoteOffset(i), (int) size);
+            for (int k = 0; k < list; k++) {
+                if (o.isUd()) {
+                    // the 40-byte GRH lands just before the cache line the payload starts on
+                    res.recvs(i).get(k).wrId(i).sge(res.mr(i), res.remoteOffset(i) + res.device().cacheLine()
+                            - PerftestResources.UD_ADDITION, (int) size + PerftestResources.UD_ADDITION);
+                } else {
+                    res.recvs(i).get(k).wrId(i).sge(res.mr(i), res.remoteOffset(i), (int) size);
+                }
             }
             recvPosted[i] = 0;
+            unused[i] = 0;
             int first = o.duration > 0 ? o.rxDepth : Math.min(o.rxDepth, o.iters);
-            for (int k = 0; k < first; k++) {
+            if (res.srq() != null) {
+                first /= o.numQps; // perftest: the SRQ's depth shared out among the queue pairs
+            }
+            // --recv_post_list: the depth in lists of that many receives, each list one post
+            for (int k = 0; k < first / list; k++) {
                 postReceive(i);
             }
         }
@@ -150,13 +161,31 @@ final class DataPath {
         return recvPosted[i];
     }
 
+    /**
+     * A receive of queue pair {@code i} completed: with --recv_post_list once that many are used,
+     * they are posted again as one list, as long as fewer than {@code limit} (-1: no limit) have been posted.
+     */
+    void received(int i, long limit) throws ToolExit {
+        int list = Math.max(1, o.recvPostList);
+        unused[i]++;
+        if ((limit < 0 || recvPosted[i] + list <= limit) && unused[i] >= list) {
+            postReceive(i);
+            unused[i] -= list;
+        }
+    }
+
     void postReceive(int i) throws ToolExit {
+        int list = Math.max(1, o.recvPostList);
         try {
-            res.qp(i).postReceive(res.recvs(i), 1);
+            if (res.srq() != null) {
+                res.srq().postReceive(res.recvs(i), list);
+            } else {
+                res.qp(i).postReceive(res.recvs(i), list);
+            }
         } catch (RuntimeException e) {
             throw exit("Couldn't post receive: rcnt=" + recvPosted[i], completionStatus());
         }
-        recvPosted[i]++;
+        recvPosted[i] += list;
     }
 
     /** Posts the first {@code count} requests of queue pair {@code i}; {@code scnt} goes in the failure message. */

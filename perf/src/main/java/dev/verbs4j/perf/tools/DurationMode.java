@@ -55,7 +55,11 @@ final class DurationMode extends MeasurementLoops {
     }
 
     private Phases startClock(long now) {
-        return new Phases(o.duration, o.margin, now);
+        Phases p = new Phases(o.duration, o.margin, now);
+        if (o.cpuUtil) {
+            report.cpu().watch(p);
+        }
+        return p;
     }
 
     // ---- latency ----
@@ -187,17 +191,22 @@ final class DurationMode extends MeasurementLoops {
         long counted = 0;
         boolean started = o.isClient() || !alsoReceive;
         Phases phases = started ? startClock(System.nanoTime()) : null;
+        RateLimiter limiter = RateLimiter.of(o, size);
         int idle = 0;
         while (phases == null || !phases.over(System.nanoTime())) {
             if (started) {
                 for (int i = 0; i < q; i++) {
-                    while (scnt[i] - ccnt[i] + list <= o.txDepth) {
+                    if (!limiter.open(System.nanoTime())) {
+                        continue;
+                    }
+                    while (scnt[i] - ccnt[i] + list <= o.txDepth && limiter.sending()) {
                         for (int k = 0; k < list; k++) {
                             boolean signal = (scnt[i] + k + 1) % cqMod == 0;
                             path.flags(i, k, signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
                         }
                         path.post(i, list, (int) scnt[i]);
                         scnt[i] += list;
+                        limiter.posted();
                     }
                 }
             }
@@ -225,7 +234,7 @@ final class DurationMode extends MeasurementLoops {
                     if (phases.sampling(now)) {
                         counted++;
                     }
-                    path.postReceive((int) wc.wrId());
+                    path.received((int) wc.wrId(), -1);
                 }
                 ne += nr;
             }
@@ -264,7 +273,7 @@ final class DurationMode extends MeasurementLoops {
                 if (phases.sampling(now)) {
                     counted++;
                 }
-                path.postReceive((int) wc.wrId());
+                path.received((int) wc.wrId(), -1);
             }
         }
         return PerfOutput.bandwidthDuration(o, size, counted, phases.window());

@@ -37,15 +37,21 @@ final class KeyExchange {
     /** Connects to the server (client) or waits for the client (server) over TCP. */
     void openTcp() throws ToolExit {
         try {
-            if (o.isClient()) {
+            if (o.serverName != null) {
                 channel = Wire.Tcp.connect(o.serverName, o.tcpPort, o.sourceIp);
             } else {
                 channel = Wire.Tcp.accept(o.tcpPort, o.sourceIp);
             }
         } catch (InterruptedIOException e) {
             throw exit(" Interrupted while waiting for the peer", 1);
+        } catch (java.net.UnknownHostException e) {
+            // getaddrinfo's failure, in glibc's words, and perftest's lines after it
+            err.print(nameResolutionError(e, o.serverName) + " for " + o.serverName + ":" + o.tcpPort + "\n");
+            err.print("Problem in resolving basic address and port\n");
+            err.print("Unable to open file descriptor for socket connection");
+            throw exit(" Unable to init the socket connection", 1);
         } catch (IOException | RuntimeException e) {
-            if (o.isClient()) {
+            if (o.serverName != null) {
                 err.print("Couldn't connect to " + o.serverName + ":" + o.tcpPort + "\n");
                 err.print("Unable to open file descriptor for socket connection");
             } else {
@@ -55,6 +61,28 @@ final class KeyExchange {
         }
     }
 
+    /**
+     * glibc's text for a name that did not resolve: the JDK puts getaddrinfo's gai_strerror after
+     * the name in its message; without it, EAI_AGAIN's text when no name server is configured, else
+     * EAI_NONAME's.
+     */
+    static String nameResolutionError(java.net.UnknownHostException e, String host) {
+        String m = e.getMessage();
+        if (m != null && m.startsWith(host + ": ")) {
+            return m.substring(host.length() + 2);
+        }
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/etc/resolv.conf"))) {
+                if (line.strip().startsWith("nameserver")) {
+                    return "Name or service not known";
+                }
+            }
+        } catch (IOException ex) {
+            // no resolver configuration: no name server
+        }
+        return "Temporary failure in name resolution";
+    }
+
     /** Exchanges over {@code c} from now on (RDMA CM's control connection, which RDMA CM closes). */
     void use(Wire.Channel c) {
         channel = c;
@@ -62,6 +90,10 @@ final class KeyExchange {
 
     /** The exchanges every tool starts with: version, page size and cache line, MTU. */
     void prefix() throws ToolExit {
+        if (o.dontXchgVersions) {
+            // as perftest 4.5: nothing is exchanged, and the empty peer version then fails the check
+            throw exit("Current implementation is not compatible with versions older than 5.70", 1);
+        }
         try {
             double remote = Wire.parseVersion(channel.exchange(Wire.version()));
             if (remote < 5.70) {
@@ -85,11 +117,11 @@ final class KeyExchange {
     }
 
     private byte[] keyMessage(Wire.Dest d) {
-        return o.rdmaCm ? Wire.binary(d, device.gidIndex()) : Wire.text(d, withGid());
+        return o.rdmaCm || o.comRdmaCm ? Wire.binary(d, device.gidIndex()) : Wire.text(d, withGid());
     }
 
     private Wire.Dest parseKey(byte[] b) throws Wire.ProtocolException {
-        return o.rdmaCm ? Wire.parseBinary(b) : Wire.parseText(b, withGid());
+        return o.rdmaCm || o.comRdmaCm ? Wire.parseBinary(b) : Wire.parseText(b, withGid());
     }
 
     /** One K exchange carrying QP {@code i}'s description; returns the peer's. */
@@ -106,7 +138,7 @@ final class KeyExchange {
             throw exit(" Interrupted while waiting for the peer", 1);
         } catch (IOException e) {
             err.print("ethernet_read_keys: Couldn't read remote address\n");
-            err.print(" Unable to read to socket/rdma_cm\n");
+            err.print(" Unable to read from socket/rdma_cm\n");
             throw exchangeFailed();
         }
     }
@@ -116,6 +148,22 @@ final class KeyExchange {
         for (int i = 0; i < o.numQps; i++) {
             res.peer(i, key(i));
         }
+        // perftest: both GIDs IPv4-mapped or both not (--ipv6 on one side only fails here)
+        if (!o.rdmaCm && ipv4Mapped(res.local(0).gid()) != ipv4Mapped(res.peer(0).gid())) {
+            err.print("\n Found Incompatibility issue with GID types.\n");
+            err.print(" Please Try to use a different IP version.\n\n");
+            throw new ToolExit(1);
+        }
+    }
+
+    /** Whether a GID is an IPv4-mapped IPv6 address ({@code ::ffff:a.b.c.d}). */
+    static boolean ipv4Mapped(byte[] gid) {
+        for (int i = 0; i < 10; i++) {
+            if (gid[i] != 0) {
+                return false;
+            }
+        }
+        return gid[10] == (byte) 0xff && gid[11] == (byte) 0xff;
     }
 
     /** A synchronising K with QP 0's description (the answer is not needed). */
@@ -154,7 +202,15 @@ final class KeyExchange {
 
     /** The final K and "done"; the channel is closed after. */
     void closeExchange() throws ToolExit {
-        key(0, true);
+        try {
+            parseKey(channel.lastExchange(keyMessage(res.local(0))));
+        } catch (InterruptedIOException e) {
+            throw exit(" Interrupted while waiting for the peer", 1);
+        } catch (IOException e) {
+            err.print("ethernet_read_keys: Couldn't read remote address\n");
+            err.print(" Unable to read from socket/rdma_cm\n");
+            throw exit("Failed to close connection between server and client", 1);
+        }
         channel.finish(true);
         channel = null;
     }
@@ -164,7 +220,6 @@ final class KeyExchange {
         try {
             closeExchange();
         } catch (ToolExit e) {
-            err.print("Failed to close connection between server and client\n");
             err.print(" Trying to close this side resources\n");
         }
     }

@@ -78,6 +78,7 @@ final class LatencyLoops extends MeasurementLoops {
                 }
             }
             if (scnt < iters) {
+                gap();
                 tposted[scnt] = System.nanoTime();
                 path.post(0, 1, scnt);
                 scnt++;
@@ -117,6 +118,7 @@ final class LatencyLoops extends MeasurementLoops {
                 }
             }
             if (scnt < iters) {
+                gap();
                 tposted[scnt] = System.nanoTime();
                 BYTE.setVolatile(buf, postAt, (byte) ++scnt);
                 path.post(0, 1, scnt);
@@ -145,9 +147,20 @@ final class LatencyLoops extends MeasurementLoops {
     private void roundTrips(long size, long[] tposted) throws ToolExit {
         path.prepareRead(size);
         for (int scnt = 0; scnt < o.iters; scnt++) {
+            gap();
             tposted[scnt] = System.nanoTime();
             path.post(0, 1, scnt);
             path.awaitOne(path.sendCq(), false, scnt + 1, scnt + 1);
+        }
+    }
+
+    /** --latency_gap: perftest spins this many microseconds before each post (and times the post after it). */
+    private void gap() {
+        if (o.latencyGap > 0) {
+            long end = System.nanoTime() + o.latencyGap * 1000L;
+            while (System.nanoTime() < end) {
+                Thread.onSpinWait();
+            }
         }
     }
 }

@@ -45,7 +45,8 @@ final class PerfOptions {
     /** Status of -h and -V (perftest's mains return failure for both). */
     static final int HELP_EXIT = 1;
 
-    // Short letters for long options without a short twin (never typed by users).
+    // Letters for long options without a short twin (never typed by users): perftest sets a flag
+    // of its own for each, so that abbreviations shared by two of them are ambiguous.
     private static final char REPORT_GBITS = '\u0101';
     private static final char OUTPUT = '\u0102';
     private static final char OUT_JSON = '\u0103';
@@ -53,20 +54,118 @@ final class PerfOptions {
     private static final char OUT_JSON_FILE = '\u0105';
     private static final char DONT_XCHG = '\u0106';
     private static final char RETRY_COUNT = '\u0107';
+    private static final char ETHERTYPE = '\u0108';
+    private static final char USE_RSS = '\u0109';
+    private static final char FORCE_LINK = '\u010a';
+    private static final char REMOTE_MAC = '\u010b';
+    private static final char LOCAL_MAC = '\u010c';
+    private static final char REMOTE_IP = '\u010d';
+    private static final char LOCAL_IP = '\u010e';
+    private static final char REMOTE_PORT = '\u010f';
+    private static final char LOCAL_PORT = '\u0110';
+    private static final char RUN_INFINITELY = '\u0111';
+    private static final char USE_SRQ = '\u0112';
+    private static final char REPORT_BOTH = '\u0113';
+    private static final char REVERSED = '\u0114';
+    private static final char PKEY_INDEX = '\u0115';
+    private static final char INLINE_RECV = '\u0116';
+    private static final char TCP = '\u0117';
+    private static final char BURST_SIZE = '\u0118';
+    private static final char TYPICAL_PKT_SIZE = '\u0119';
+    private static final char RATE_LIMIT = '\u011a';
+    private static final char RATE_LIMIT_TYPE = '\u011b';
+    private static final char RATE_UNITS = '\u011c';
+    private static final char CPU_UTIL = '\u011d';
+    private static final char LATENCY_GAP = '\u011e';
+    private static final char FLOW_LABEL = '\u011f';
+    private static final char MMAP = '\u0120';
+    private static final char MMAP_OFFSET = '\u0121';
+    private static final char IPV6 = '\u0122';
+    private static final char RAW_IPV6 = '\u0123';
+    private static final char REPORT_PER_PORT = '\u0124';
+    private static final char ODP = '\u0125';
+    private static final char USE_HUGEPAGES = '\u0126';
+    private static final char USE_OLD_POST_SEND = '\u0127';
+    private static final char PROMISCUOUS = '\u0128';
+    private static final char SNIFFER = '\u0129';
+    private static final char RAW_MCAST = '\u012a';
+    private static final char MR_PER_QP = '\u012b';
+    private static final char DLID = '\u012c';
+    private static final char TCLASS = '\u012d';
+    private static final char WAIT_DESTROY = '\u012e';
+    private static final char FLOWS = '\u012f';
+    private static final char FLOWS_BURST = '\u0130';
+    private static final char REPLY_EVERY = '\u0131';
+    private static final char PERFORM_WARM_UP = '\u0132';
+    private static final char VLAN_EN = '\u0133';
+    private static final char VLAN_PCP = '\u0134';
+    private static final char RECV_POST_LIST = '\u0135';
+    private static final char AES_XTS = '\u0136';
+    private static final char ENCRYPT_ON_TX = '\u0137';
+    private static final char SIG_BEFORE = '\u0138';
+    private static final char AES_BLOCK_SIZE = '\u0139';
+    private static final char KEK_PATH = '\u013a';
+    private static final char CREDENTIALS_PATH = '\u013b';
+    private static final char DATA_ENC_KEYS_NUMBER = '\u013c';
+    private static final char DATA_ENC_KEY_APP_PATH = '\u013d';
+    private static final char LOG_DCI_STREAMS = '\u013e';
+    private static final char LOG_ACTIVE_DCI_STREAMS = '\u013f';
+    private static final char DISABLE_PCIE_RELAXED = '\u0140';
 
-    private static final String SHORT = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:r:Q:A:l:D:f:T:L:X:aFezRhbNVCHUO"
+    /** perftest 4.5's getopt string, then the letters of the long-only options (with ':' where they take a value). */
+    private static final String SHORT = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:M:r:Q:A:l:D:f:B:T:L:E:J:j:K:k:X:W:aFegzRvhbNVCHUOZP"
             + REPORT_GBITS + OUTPUT + ":" + OUT_JSON + SOURCE_IP + ":" + OUT_JSON_FILE + ":" + DONT_XCHG
-            + RETRY_COUNT + ":";
+            + RETRY_COUNT + ":" + ETHERTYPE + ":" + USE_RSS + FORCE_LINK + ":" + REMOTE_MAC + ":" + LOCAL_MAC + ":"
+            + REMOTE_IP + ":" + LOCAL_IP + ":" + REMOTE_PORT + ":" + LOCAL_PORT + ":" + RUN_INFINITELY + USE_SRQ
+            + REPORT_BOTH + REVERSED + PKEY_INDEX + ":" + INLINE_RECV + ":" + TCP + BURST_SIZE + ":" + TYPICAL_PKT_SIZE
+            + ":" + RATE_LIMIT + ":" + RATE_LIMIT_TYPE + ":" + RATE_UNITS + ":" + CPU_UTIL + LATENCY_GAP + ":"
+            + FLOW_LABEL + ":" + MMAP + ":" + MMAP_OFFSET + ":" + IPV6 + RAW_IPV6 + REPORT_PER_PORT + ODP + USE_HUGEPAGES
+            + USE_OLD_POST_SEND + PROMISCUOUS + SNIFFER + RAW_MCAST + MR_PER_QP + DLID + ":" + TCLASS + ":"
+            + WAIT_DESTROY + ":" + FLOWS + ":" + FLOWS_BURST + ":" + REPLY_EVERY + ":" + PERFORM_WARM_UP + VLAN_EN
+            + VLAN_PCP + ":" + RECV_POST_LIST + ":" + AES_XTS + ENCRYPT_ON_TX + SIG_BEFORE + AES_BLOCK_SIZE + ":"
+            + KEK_PATH + ":" + CREDENTIALS_PATH + ":" + DATA_ENC_KEYS_NUMBER + ":" + DATA_ENC_KEY_APP_PATH + ":"
+            + LOG_DCI_STREAMS + ":" + LOG_ACTIVE_DCI_STREAMS + ":" + DISABLE_PCIE_RELAXED;
+
+    /**
+     * perftest 4.5's long options in its order (which getopt_long keeps when it lists the
+     * candidates of an ambiguous abbreviation), with its spellings: {@code comm_rdma_cm} (its help
+     * says {@code --com_rdma_cm}) and {@code report-histogrm}.
+     */
     private static final String[] LONG = {
-        "limit_bw:w", "limit_msgrate:y", "port:p", "ib-dev:d", "ib-port:i", "mtu:m", "size:s", "iters:n",
-        "tx-depth:t", "qp-timeout:u", "sl:S", "gid-index:x", "connection:c", "qp:q", "inline_size:I", "outs:o",
-        "rx-depth:r", "cq-mod:Q", "atomic_type:A", "post_list:l", "duration:D", "margin:f", "vector:X", "tos:T",
-        "hop_limit:L", "all:a",
-        "CPU-freq:F", "events:e", "com_rdma_cm:z", "rdma_cm:R", "help:h", "bidirectional:b", "noPeak:N",
-        "version:V", "report-cycles:C", "report-histogram:H", "report-unsorted:U", "dualport:O",
-        "report_gbits:" + REPORT_GBITS, "output:" + OUTPUT, "out_json:" + OUT_JSON, "source_ip:" + SOURCE_IP,
-        "out_json_file:" + OUT_JSON_FILE, "dont_xchg_versions:" + DONT_XCHG, "retry_count:" + RETRY_COUNT,
+        "port:p", "ib-dev:d", "ib-port:i", "mtu:m", "size:s", "iters:n", "tx-depth:t", "qp-timeout:u", "sl:S",
+        "gid-index:x", "all:a", "CPU-freq:F", "connection:c", "qp:q", "events:e", "vector:X", "inline_size:I",
+        "outs:o", "mcg:g", "comm_rdma_cm:z", "rdma_cm:R", "tos:T", "hop_limit:L", "help:h", "MGID:M", "rx-depth:r",
+        "bidirectional:b", "cq-mod:Q", "noPeak:N", "version:V", "report-cycles:C", "report-histogrm:H",
+        "report-unsorted:U", "atomic_type:A", "dualport:O", "post_list:l", "duration:D", "margin:f",
+        "source_mac:B", "dest_mac:E", "dest_ip:J", "source_ip:j", "dest_port:K", "source_port:k",
+        "ethertype:" + ETHERTYPE, "limit_bw:w", "limit_msgrate:y", "server:Z", "client:P", "mac_fwd:v",
+        "use_rss:" + USE_RSS, "report-counters:W", "force-link:" + FORCE_LINK, "remote_mac:" + REMOTE_MAC,
+        "local_mac:" + LOCAL_MAC, "remote_ip:" + REMOTE_IP, "local_ip:" + LOCAL_IP, "remote_port:" + REMOTE_PORT,
+        "local_port:" + LOCAL_PORT, "run_infinitely:" + RUN_INFINITELY, "report_gbits:" + REPORT_GBITS,
+        "use-srq:" + USE_SRQ, "report-both:" + REPORT_BOTH, "reversed:" + REVERSED, "pkey_index:" + PKEY_INDEX,
+        "inline_recv:" + INLINE_RECV, "tcp:" + TCP, "burst_size:" + BURST_SIZE,
+        "typical_pkt_size:" + TYPICAL_PKT_SIZE, "rate_limit:" + RATE_LIMIT, "rate_limit_type:" + RATE_LIMIT_TYPE,
+        "rate_units:" + RATE_UNITS, "output:" + OUTPUT, "cpu_util:" + CPU_UTIL, "out_json:" + OUT_JSON,
+        "out_json_file:" + OUT_JSON_FILE, "latency_gap:" + LATENCY_GAP, "flow_label:" + FLOW_LABEL,
+        "retry_count:" + RETRY_COUNT, "dont_xchg_versions:" + DONT_XCHG, "mmap:" + MMAP,
+        "mmap-offset:" + MMAP_OFFSET, "ipv6:" + IPV6, "raw_ipv6:" + RAW_IPV6, "report-per-port:" + REPORT_PER_PORT,
+        "odp:" + ODP, "use_hugepages:" + USE_HUGEPAGES, "use_old_post_send:" + USE_OLD_POST_SEND,
+        "promiscuous:" + PROMISCUOUS, "sniffer:" + SNIFFER, "raw_mcast:" + RAW_MCAST, "mr_per_qp:" + MR_PER_QP,
+        "dlid:" + DLID, "tclass:" + TCLASS, "wait_destroy:" + WAIT_DESTROY, "flows:" + FLOWS,
+        "flows_burst:" + FLOWS_BURST, "reply_every:" + REPLY_EVERY, "perform_warm_up:" + PERFORM_WARM_UP,
+        "vlan_en:" + VLAN_EN, "vlan_pcp:" + VLAN_PCP, "recv_post_list:" + RECV_POST_LIST, "aes_xts:" + AES_XTS,
+        "encrypt_on_tx:" + ENCRYPT_ON_TX, "sig_before:" + SIG_BEFORE, "aes_block_size:" + AES_BLOCK_SIZE,
+        "kek_path:" + KEK_PATH, "credentials_path:" + CREDENTIALS_PATH,
+        "data_enc_keys_number:" + DATA_ENC_KEYS_NUMBER, "data_enc_key_app_path:" + DATA_ENC_KEY_APP_PATH,
+        "log_dci_streams:" + LOG_DCI_STREAMS, "log_active_dci_streams:" + LOG_ACTIVE_DCI_STREAMS,
+        "disable_pcie_relaxed:" + DISABLE_PCIE_RELAXED, "source_ip:" + SOURCE_IP,
     };
+
+    /** The software rate limiter's units ({@code --rate_units}). */
+    enum RateUnits { MEGA_BYTE_PS, GIGA_BIT_PS, PACKET_PS }
+
+    /** Who limits the rate ({@code --rate_limit_type}). */
+    enum RateLimitType { DISABLED, SW, HW, PP }
 
     final String program;
     final Verb verb;
@@ -123,6 +222,64 @@ final class PerfOptions {
     double limitMsgRate;
     int retryCount = 7;
     String serverName;
+    // the options of perftest 4.5 beyond the basic ones (their defaults are perftest's)
+    boolean useSrq;
+    boolean mrPerQp;
+    int pkeyIndex;
+    boolean performWarmUp;
+    int inlineRecv;
+    int trafficClass;
+    int flowLabel;
+    /** Microseconds between latency iterations (--latency_gap). */
+    int latencyGap;
+    double rateLimit;
+    RateLimitType rateLimitType = RateLimitType.DISABLED;
+    RateUnits rateUnits = RateUnits.GIGA_BIT_PS;
+    /** --rate_limit as typed (perftest looks the HW rate up by its text). */
+    String rateLimitText;
+    /** Whether --rate_limit_type was given (else a HW limit the QP refuses falls back to SW). */
+    boolean rateLimitTypeGiven;
+    int burstSize;
+    int typicalPktSize;
+    boolean cpuUtil;
+    boolean useOldPostSend;
+    int recvPostList = 1;
+    /** Seconds to wait before the resources are freed (--wait_destroy). */
+    long waitDestroy;
+    boolean reportBoth;
+    boolean reversed;
+    boolean ipv6;
+    /** -z: the control messages over RDMA CM, the test queue pairs connected by hand. */
+    boolean comRdmaCm;
+    boolean runInfinitely;
+    boolean dontXchgVersions;
+    boolean useHugepages;
+    String mmapFile;
+    long mmapOffset;
+    boolean odp;
+    int dlid;
+    boolean useMcg;
+    String mgid;
+    /** -W: the counter names to report the change of, or null. */
+    String counters;
+    boolean reportPerPort;
+    boolean dualport;
+    /** --force-link: "IB" or "Ethernet" (perftest's spellings), or null. */
+    String forceLink;
+    boolean disablePcieRelaxed;
+    // mlx5 crypto and DC streams: parsed, and refused as perftest refuses them without the hardware
+    boolean aesXts;
+    boolean encryptOnTx;
+    boolean sigBefore;
+    int aesBlockSize = 512;
+    int dataEncKeysNumber = 1;
+    String kekPath;
+    String credentialsPath;
+    String dataEncKeyAppPath;
+    int logDciStreams;
+    int logActiveDciStreams;
+    boolean logActiveDciStreamsGiven;
+
     /** Set when parsing ends without the parser's error line (-h, -V, an atomic size). */
     boolean quietExit;
 
@@ -153,8 +310,12 @@ final class PerfOptions {
         return connection.equals("UD");
     }
 
+    /**
+     * Whether this side runs the test's client part (perftest's "machine"): the side given a host,
+     * or with --reversed the other one. The control channel's roles always follow the host.
+     */
     boolean isClient() {
-        return serverName != null;
+        return (serverName != null) != reversed;
     }
 
     /** Whether this side posts work (the client, both sides of a latency test, both with -b). */
@@ -186,6 +347,9 @@ final class PerfOptions {
         if (!ops.isEmpty()) {
             serverName = ops.get(0);
         }
+        if (!logActiveDciStreamsGiven) {
+            logActiveDciStreams = logDciStreams;
+        }
         return OptionDependencies.check(this, out, err);
     }
 
@@ -212,7 +376,9 @@ final class PerfOptions {
                     factor = 1024 * 1024;
                     t = t.substring(0, t.length() - 1);
                 }
-                size = Getopt.strtol(t) * factor;
+                // strtol reads a long: a size beyond 2^31 - 1 is refused, not cut
+                long v = Getopt.strtoll(t);
+                size = Math.abs(v) > Long.MAX_VALUE / factor ? -1 : v * factor;
                 sizeGiven = true;
                 if (size < 1 || size > 0x7fffffffL) {
                     return refuse(err, " Message Size should be between 1 and " + 0x7fffffffL);
@@ -335,9 +501,7 @@ final class PerfOptions {
                     return refuse(err, " Events feature not available on WRITE verb");
                 }
             }
-            case 'z' -> {
-                return refuse(err, " " + program + ": -z (rdma_cm data exchange over regular QPs) is not supported by verbs4j");
-            }
+            case 'z' -> comRdmaCm = true;
             case 'R' -> rdmaCm = true;
             case 'h' -> {
                 Usage.print(this, out);
@@ -377,12 +541,184 @@ final class PerfOptions {
                 if (kind == Kind.BW) {
                     return refuse(err, " is Available only on Latency tests");
                 }
-                unsorted = true;
-                histogram = true;
+                unsorted = true; // perftest prints the unsorted samples; -H is a separate, sorted dump
             }
             case 'O' -> {
-                return refuse(err, " " + program + ": dual-port mode is not supported by verbs4j");
+                ibPort = 1;
+                dualport = true;
             }
+            case 'g' -> {
+                useMcg = true;
+                if (verb != Verb.SEND) {
+                    return refuse(err, " MultiCast feature only available on SEND verb");
+                }
+            }
+            case 'M' -> mgid = a;
+            case 'W' -> {
+                if (a.isEmpty()) {
+                    return refuse(err, "Failed to parse the performance counter list");
+                }
+                counters = a;
+            }
+            // the raw Ethernet options: perftest takes them in every tool and uses them in its raw_ethernet tools only
+            case 'B', 'E', LOCAL_MAC, REMOTE_MAC -> {
+                if (a.length() != 17) {
+                    return refuse(err, "invalid MAC length");
+                }
+            }
+            case 'J', 'j', ETHERTYPE, REMOTE_IP, LOCAL_IP, 'P', 'Z', 'v', USE_RSS, TCP, RAW_IPV6, PROMISCUOUS, SNIFFER,
+                 RAW_MCAST, VLAN_EN -> {
+                // no effect outside RawEth
+            }
+            case 'K' -> {
+                return udpPort(a, "Server Port", err);
+            }
+            case 'k' -> {
+                return udpPort(a, "Client Port", err);
+            }
+            case REMOTE_PORT -> {
+                return udpPort(a, "remote port", err);
+            }
+            case LOCAL_PORT -> {
+                return udpPort(a, "local port", err);
+            }
+            case FLOWS, FLOWS_BURST -> {
+                String name = c == FLOWS ? "flows" : "flows burst";
+                Integer bad = number(a, name, "uint16_t", err, v -> { });
+                if (bad != null) {
+                    return bad;
+                }
+                if ((Getopt.strtol(a) & 0xffff) == 0) {
+                    return refuse(err, c == FLOWS ? "Invalid flows value. Please set a positive number"
+                            : "Invalid burst flow value. Please set a positive number");
+                }
+            }
+            case REPLY_EVERY -> {
+                return number(a, "reply_every", "uint32_t", err, v -> { });
+            }
+            case VLAN_PCP -> {
+                Integer bad = number(a, "VLAN PCP", "uint32_t", err, v -> { });
+                if (bad == null && (Getopt.strtoll(a) & 0xffffffffL) > 8) {
+                    return refuse(err, " VLAN PCP should be between 0 and 8");
+                }
+                return bad;
+            }
+            case FORCE_LINK -> {
+                // perftest compares the first 2 / 8 characters, ignoring case
+                if (a.regionMatches(true, 0, "IB", 0, 2)) {
+                    forceLink = "IB";
+                } else if (a.regionMatches(true, 0, "Ethernet", 0, 8)) {
+                    forceLink = "Ethernet";
+                } else {
+                    return refuse(err, "Invalid link layer value should be IB or ETHERNET.");
+                }
+            }
+            case RUN_INFINITELY -> runInfinitely = true;
+            case USE_SRQ -> useSrq = true;
+            case REPORT_BOTH -> reportBoth = true;
+            case REVERSED -> reversed = true;
+            case PKEY_INDEX -> {
+                return number(a, "Pkey index", err, v -> pkeyIndex = v);
+            }
+            case INLINE_RECV -> {
+                return number(a, "Inline Receive size", err, v -> inlineRecv = v);
+            }
+            case BURST_SIZE -> {
+                return number(a, "Burst size", "int", err, v -> burstSize = v, () -> burstSize >= 0,
+                        " Burst size must be non-negative");
+            }
+            case TYPICAL_PKT_SIZE -> {
+                return range(a, "Typical pkt size", 0, 0xFFFF, err, v -> typicalPktSize = v);
+            }
+            case RATE_LIMIT -> {
+                rateLimitText = a;
+                rateLimit = parseDouble(a);
+                if (rateLimit <= 0) {
+                    return refuse(err, " Rate limit must be non-negative");
+                }
+                if (rateLimitType == RateLimitType.DISABLED) {
+                    rateLimitType = RateLimitType.HW;
+                }
+            }
+            case RATE_UNITS -> {
+                switch (a) {
+                    case "M" -> rateUnits = RateUnits.MEGA_BYTE_PS;
+                    case "g" -> rateUnits = RateUnits.GIGA_BIT_PS;
+                    case "p" -> rateUnits = RateUnits.PACKET_PS;
+                    default -> {
+                        return refuse(err, " Invalid rate limit units. Please use M,g or p");
+                    }
+                }
+            }
+            case RATE_LIMIT_TYPE -> {
+                rateLimitTypeGiven = true;
+                switch (a) {
+                    case "SW" -> rateLimitType = RateLimitType.SW;
+                    case "HW" -> rateLimitType = RateLimitType.HW;
+                    case "PP" -> rateLimitType = RateLimitType.PP;
+                    default -> {
+                        return refuse(err, " Invalid rate limit type flag. Please use HW, SW or PP.");
+                    }
+                }
+            }
+            case CPU_UTIL -> cpuUtil = true;
+            case LATENCY_GAP -> {
+                return number(a, "Latency gap time", "int", err, v -> latencyGap = v, () -> latencyGap >= 0,
+                        " Latency gap time must be non-negative");
+            }
+            case FLOW_LABEL -> {
+                return number(a, "flow label", "int", err, v -> flowLabel = v, () -> flowLabel >= 0,
+                        " flow label must be non-negative");
+            }
+            case MMAP -> mmapFile = a;
+            case MMAP_OFFSET -> {
+                if (!isInteger(a)) {
+                    return refuse(err, " mmap offset argument " + a + " should be unsigned long");
+                }
+                mmapOffset = Getopt.strtoll(a);
+            }
+            case IPV6 -> ipv6 = true;
+            case REPORT_PER_PORT -> reportPerPort = true;
+            case ODP -> odp = true;
+            case USE_HUGEPAGES -> useHugepages = true;
+            case USE_OLD_POST_SEND -> useOldPostSend = true;
+            case MR_PER_QP -> mrPerQp = true;
+            case DLID -> {
+                return number(a, "dlid", "uint16_t", err, v -> dlid = v & 0xffff);
+            }
+            case TCLASS -> {
+                return number(a, "traffic class", "uint16_t", err, v -> trafficClass = v & 0xffff);
+            }
+            case WAIT_DESTROY -> {
+                if (!isInteger(a)) {
+                    return refuse(err, " wait_destroy argument " + a + " should be uint32_t");
+                }
+                waitDestroy = Getopt.strtoll(a) & 0xffffffffL;
+            }
+            case PERFORM_WARM_UP -> performWarmUp = true;
+            case RECV_POST_LIST -> {
+                return number(a, "Receive Post List size", err, v -> recvPostList = v);
+            }
+            case AES_XTS -> aesXts = true;
+            case ENCRYPT_ON_TX -> encryptOnTx = true;
+            case SIG_BEFORE -> sigBefore = true;
+            case AES_BLOCK_SIZE -> {
+                return number(a, "aes_block_size", "uint16_t", err, v -> aesBlockSize = v & 0xffff);
+            }
+            case DATA_ENC_KEYS_NUMBER -> {
+                return number(a, "data_enc_keys_number", "uint16_t", err, v -> dataEncKeysNumber = v & 0xffff);
+            }
+            case KEK_PATH -> kekPath = a;
+            case CREDENTIALS_PATH -> credentialsPath = a;
+            case DATA_ENC_KEY_APP_PATH -> dataEncKeyAppPath = a;
+            case LOG_DCI_STREAMS -> {
+                return number(a, "log_dci_streams", "uint16_t", err, v -> logDciStreams = v & 0xffff);
+            }
+            case LOG_ACTIVE_DCI_STREAMS -> {
+                logActiveDciStreamsGiven = true;
+                return number(a, "log_active_dci_streams", "uint16_t", err, v -> logActiveDciStreams = v & 0xffff);
+            }
+            case DISABLE_PCIE_RELAXED -> disablePcieRelaxed = true;
             case 'w' -> limitBw = parseDouble(a);
             case 'y' -> limitMsgRate = parseDouble(a);
             case REPORT_GBITS -> reportGbits = true;
@@ -399,12 +735,10 @@ final class PerfOptions {
             case OUT_JSON -> outJson = true;
             case OUT_JSON_FILE -> outJsonFile = a; // only the name: --out_json turns the file on
             case SOURCE_IP -> sourceIp = a;
-            case DONT_XCHG -> {
-                // as perftest 4.5: the version check then fails on both sides
-                return refuse(err, "Current implementation is not compatible with versions older than 5.70");
-            }
+            case DONT_XCHG -> dontXchgVersions = true;
             case RETRY_COUNT -> {
-                return range(a, "Retry Count", 0, 7, err, v -> retryCount = v);
+                return number(a, "Retry Count", "int", err, v -> retryCount = v, () -> retryCount >= 0,
+                        " Retry Count must be non-negative");
             }
             default -> {
                 err.print(" Invalid Command or flag.\n");
@@ -485,6 +819,11 @@ final class PerfOptions {
         }
         int radix = t.startsWith("0") ? 8 : 10;
         return t.chars().allMatch(ch -> Character.digit(ch, radix) >= 0);
+    }
+
+    /** perftest's check of a UDP port option: an int (perftest 4.5 accepts any int as a port). */
+    private static Integer udpPort(String a, String name, PrintStream err) {
+        return number(a, name, "int", err, v -> { });
     }
 
     private static double parseDouble(String a) {

@@ -49,9 +49,9 @@ final class PerfOutput {
         if (o.events) {
             s.append(" Test with events. Using ").append(h.device()).append("_comp").append(o.eqNum).append('\n');
         }
-        s.append(" Dual-port       : OFF\t\tDevice         : ").append(h.device()).append('\n');
+        s.append(" Dual-port       : ").append(o.dualport ? "ON" : "OFF").append("\t\tDevice         : ").append(h.device()).append('\n');
         s.append(" Number of qps   : ").append(o.numQps).append("\t\tTransport type : IB\n");
-        s.append(" Connection type : ").append(o.connection).append("\t\tUsing SRQ      : OFF\n");
+        s.append(" Connection type : ").append(o.connection).append("\t\tUsing SRQ      : ").append(o.useSrq ? "ON" : "OFF").append('\n');
         s.append(" PCIe relax order: ").append(h.relaxedOrdering() ? "ON" : "OFF").append('\n');
         s.append(" ibv_wr* API     : OFF\n");
         if (o.printsTxDepth()) {
@@ -59,6 +59,9 @@ final class PerfOutput {
         }
         if (o.postList > 1) {
             s.append(" Post List       : ").append(o.postList).append('\n');
+        }
+        if (o.recvPostList > 1) {
+            s.append(" Recv Post List  : ").append(o.recvPostList).append('\n');
         }
         if (o.verb == PerfOptions.Verb.SEND && (!o.isClient() || o.duplex)) {
             s.append(" RX depth        : ").append(o.rxDepth).append('\n');
@@ -77,26 +80,33 @@ final class PerfOutput {
             s.append(" Max inline data : ").append(o.inlineSize).append("[B]\n");
         }
         s.append(" rdma_cm QPs\t : ").append(o.rdmaCm ? "ON" : "OFF").append('\n');
-        s.append(" Data ex. method : ").append(o.rdmaCm ? "rdma_cm" : "Ethernet").append('\n');
-        s.append(RESULT_LINE);
-        if (o.rdmaCm && !o.isClient()) {
-            s.append(" Waiting for client rdma_cm QP to connect\n");
-            s.append(" Please run the same command with the IB/RoCE interface IP\n");
-            s.append(RESULT_LINE);
+        s.append(" Data ex. method : ").append(o.rdmaCm || o.comRdmaCm ? "rdma_cm" : "Ethernet");
+        if (o.rdmaCm) {
+            if (o.tos != -1) {
+                s.append(" \tTOS    : ").append(o.tos);
+            }
+            if (!o.isClient()) {
+                s.append('\n').append(RESULT_LINE);
+                s.append(" Waiting for client rdma_cm QP to connect\n");
+                s.append(" Please run the same command with the IB/RoCE interface IP");
+            }
         }
+        s.append('\n').append(RESULT_LINE);
         return s.toString();
     }
 
     /** One side's address lines ({@code ctx_print_pingpong_data}). */
     static String address(PerfOptions o, String side, Wire.Dest d) {
         StringBuilder s = new StringBuilder();
-        s.append(' ').append(side).append(" address: LID ").append(alt(d.lid(), 4)).append(" QPN ").append(alt(d.qpn(), 6))
+        // --dlid: the remote line shows the LID given instead of the peer's
+        int lid = side.equals("remote") && o.dlid != 0 ? o.dlid : d.lid();
+        s.append(' ').append(side).append(" address: LID ").append(alt(lid, 4)).append(" QPN ").append(alt(d.qpn(), 6))
                 .append(" PSN ").append(alt(d.psn(), 6));
-        // with -R perftest prints from the control connection's parameters, which know no verb
-        if (o.verb == PerfOptions.Verb.READ && !o.rdmaCm) {
+        // with -R or -z perftest prints from the control connection's parameters, which know no verb
+        if (o.verb == PerfOptions.Verb.READ && !o.rdmaCm && !o.comRdmaCm) {
             s.append(" OUT ").append(alt(d.outReads(), 4));
         }
-        if ((o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.WRITE) && !o.rdmaCm) {
+        if ((o.verb == PerfOptions.Verb.READ || o.verb == PerfOptions.Verb.WRITE) && !o.rdmaCm && !o.comRdmaCm) {
             s.append(" RKey ").append(alt(d.rkey() & 0xffffffffL, 8)).append(" VAddr ").append(alt(d.vaddr(), 16));
         }
         s.append('\n');
@@ -125,6 +135,12 @@ final class PerfOutput {
         }
         String t = new BigDecimal(v).setScale(digits, RoundingMode.HALF_EVEN).toPlainString();
         return v < 0 || (v == 0 && 1 / v < 0) ? (t.startsWith("-") ? t : "-" + t) : t;
+    }
+
+    /** C's {@code %-<width>.<digits>f}: {@link #fixed}, padded on the right to {@code width}. */
+    static String fixedLeft(double v, int digits, int width) {
+        String t = fixed(v, digits);
+        return t.length() >= width ? t : t + " ".repeat(width - t.length());
     }
 
     /** C's {@code %#0<width>x}: "0x" and zero padding up to {@code width} characters; all zeros for 0. */
@@ -195,20 +211,60 @@ final class PerfOutput {
         return new double[]{usec / rttFactor / iters, iters / (usec / 1e6)};
     }
 
-    /** The per-sample lines of -H / -U. */
-    static void histogram(PrintStream out, long[] tposted, int iters, int rttFactor, boolean sorted) {
+    /**
+     * The per-sample lines of -U ({@code sorted} false: all {@code iters - 1} samples as measured)
+     * and -H ({@code sorted}: ascending, without the two largest), titled in cycles with -C (these
+     * tools' clock counts nanoseconds) or in microseconds.
+     */
+    static void histogram(PrintStream out, long[] tposted, int iters, int rttFactor, boolean cycles, boolean sorted) {
         int samples = iters - 1;
+        double unit = cycles ? 1.0 : 1000.0;
         double[] d = new double[samples];
         for (int i = 0; i < samples; i++) {
-            d[i] = (tposted[i + 1] - tposted[i]) / 1000.0 / rttFactor;
+            d[i] = (tposted[i + 1] - tposted[i]) / unit / rttFactor;
         }
+        int rows = samples;
         if (sorted) {
             Arrays.sort(d);
+            rows = samples - TAIL;
         }
-        out.print("#, usec\n");
-        for (int i = 0; i < samples; i++) {
-            out.print(String.format(Locale.ROOT, "%d, %g\n", i + 1, d[i]));
+        StringBuilder s = new StringBuilder(cycles ? "#, cycles\n" : "#, usec\n");
+        for (int i = 0; i < rows; i++) {
+            s.append(i + 1).append(", ").append(g(d[i])).append('\n');
         }
+        out.print(s);
+    }
+
+    /** C's {@code %g}: six significant digits, fixed or exponent form, trailing zeros dropped. */
+    static String g(double v) {
+        if (Double.isNaN(v)) {
+            return "-nan";
+        }
+        if (Double.isInfinite(v)) {
+            return v > 0 ? "inf" : "-inf";
+        }
+        if (v == 0) {
+            return 1 / v < 0 ? "-0" : "0";
+        }
+        BigDecimal r = new BigDecimal(v).round(new java.math.MathContext(6, RoundingMode.HALF_EVEN));
+        int exp = r.precision() - r.scale() - 1;
+        String t;
+        if (exp < -4 || exp >= 6) {
+            BigDecimal mant = r.movePointLeft(exp);
+            t = strip(mant.setScale(5, RoundingMode.HALF_EVEN).toPlainString());
+            t += (exp < 0 ? "e-" : "e+") + (Math.abs(exp) < 10 ? "0" : "") + Math.abs(exp);
+        } else {
+            t = strip(r.setScale(Math.max(0, 5 - exp), RoundingMode.HALF_EVEN).toPlainString());
+        }
+        return t;
+    }
+
+    private static String strip(String t) {
+        if (t.indexOf('.') < 0) {
+            return t;
+        }
+        t = t.replaceAll("0+$", "");
+        return t.endsWith(".") ? t.substring(0, t.length() - 1) : t;
     }
 
     // ---- bandwidth ----
@@ -342,7 +398,7 @@ final class PerfOutput {
             s.append("Max_inline_data: ").append(o.inlineSize).append(",\n");
         }
         s.append("rdma_cm_QPs: ").append(o.rdmaCm ? "ON" : "OFF").append(",\n");
-        s.append("Data_ex_method: ").append(o.rdmaCm ? "rdma_cm" : "Ethernet").append(",\n");
+        s.append("Data_ex_method: ").append(o.rdmaCm || o.comRdmaCm ? "rdma_cm" : "Ethernet").append(",\n");
         if (o.rdmaCm && o.tos != -1) {
             s.append("TOS: ").append(o.tos).append(",\n");
         }

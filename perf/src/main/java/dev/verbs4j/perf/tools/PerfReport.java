@@ -20,6 +20,9 @@ final class PerfReport {
     private final PrintStream out;
     private final PrintStream err;
     private final PerftestResources res;
+    private final CpuUtil cpu = new CpuUtil();
+    /** The counters of -W, printed after every row; or null. */
+    private PortCounters counters;
 
     PerfReport(PerfOptions o, PrintStream out, PrintStream err, PerftestResources res) {
         this.o = o;
@@ -38,14 +41,53 @@ final class PerfReport {
     void latencyHeader() {
         if (o.output == PerfOptions.Output.FULL) {
             out.print(PerfOutput.RESULT_LINE);
-            out.print(o.duration > 0 ? PerfOutput.LAT_DURATION_HEADER : PerfOutput.LAT_HEADER);
+            out.print(withCpu(o.duration > 0 ? PerfOutput.LAT_DURATION_HEADER : PerfOutput.LAT_HEADER));
         }
+    }
+
+    void counters(PortCounters c) {
+        this.counters = c;
+    }
+
+    private void printCounters() {
+        if (counters != null) {
+            counters.print(out);
+        }
+    }
+
+    /** The CPU readings of --cpu_util (taken in duration mode only). */
+    CpuUtil cpu() {
+        return cpu;
+    }
+
+    /** Whether the rows end with the CPU use (perftest: --cpu_util in duration mode). */
+    private boolean cpuColumn() {
+        return o.cpuUtil && o.duration > 0;
+    }
+
+    /** A table head ending in a newline, with the CPU column when there is one. */
+    private String withCpu(String head) {
+        return cpuColumn() ? head.substring(0, head.length() - 1) + "    CPU_Util[%]\n" : head;
+    }
+
+    /** A row ending in a newline, with the CPU use when there is a CPU column. */
+    private String rowWithCpu(String row) {
+        return cpuColumn() ? row.substring(0, row.length() - 1) + "\t    " + PerfOutput.fixedLeft(cpu.percent(), 2, 3) + "\n"
+                : row;
     }
 
     /** The row of {@code size} from the post times of {@code iters} iterations. */
     void latency(long size, long[] tposted) {
+        // -U: every sample as measured; -H: sorted, less the two largest; then the table's head again
+        if (o.unsorted) {
+            PerfOutput.histogram(out, tposted, o.iters, rttFactor(), o.reportCycles, false);
+        }
         if (o.histogram) {
-            PerfOutput.histogram(out, tposted, o.iters, rttFactor(), !o.unsorted);
+            PerfOutput.histogram(out, tposted, o.iters, rttFactor(), o.reportCycles, true);
+        }
+        if ((o.unsorted || o.histogram) && o.output == PerfOptions.Output.FULL) {
+            out.print(PerfOutput.RESULT_LINE);
+            out.print(PerfOutput.LAT_HEADER);
         }
         PerfOutput.Latency l = PerfOutput.latency(tposted, o.iters, rttFactor(), o.reportCycles);
         writeJson(PerfOutput.jsonLatency(o, size, o.iters, l));
@@ -55,6 +97,7 @@ final class PerfReport {
         } else if (o.output == PerfOptions.Output.FULL) {
             out.print(PerfOutput.latencyRow(size, o.iters, l));
         }
+        printCounters();
     }
 
     /** The row of duration mode: {@code iters} round trips counted in the window of {@code phases}. */
@@ -64,8 +107,9 @@ final class PerfReport {
         if (o.output == PerfOptions.Output.LATENCY) {
             out.print(PerfOutput.fixed(v[0], 6) + "\n");
         } else if (o.output == PerfOptions.Output.FULL) {
-            out.print(PerfOutput.latencyDurationRow(size, iters, v[0], v[1]));
+            out.print(rowWithCpu(PerfOutput.latencyDurationRow(size, iters, v[0], v[1])));
         }
+        printCounters();
     }
 
     // ---- bandwidth ----
@@ -73,7 +117,7 @@ final class PerfReport {
     void bwHeader() {
         if (o.output == PerfOptions.Output.FULL) {
             out.print(PerfOutput.RESULT_LINE);
-            out.print(PerfOutput.bwHeader(o));
+            out.print(withCpu(PerfOutput.bwHeader(o)));
         }
     }
 
@@ -83,7 +127,22 @@ final class PerfReport {
         if (single != null) {
             out.print(single);
         } else if (o.output == PerfOptions.Output.FULL) {
-            out.print(PerfOutput.bwRow(o, b));
+            out.print(rowWithCpu(PerfOutput.bwRow(o, b)));
+        }
+        printCounters();
+    }
+
+    /** --report-both with -b: this side's and the peer's own rows, each under its title and the table head. */
+    void both(PerfOutput.Bw mine, PerfOutput.Bw theirs) {
+        if (!o.reportBoth || !o.duplex) {
+            return;
+        }
+        for (int k = 0; k < 2; k++) {
+            out.print(PerfOutput.RESULT_LINE);
+            out.print(k == 0 ? "\n Local results: \n" : "\n Remote results: \n");
+            out.print(PerfOutput.RESULT_LINE);
+            out.print(withCpu(PerfOutput.bwHeader(o)));
+            bw(k == 0 ? mine : theirs);
         }
     }
 

@@ -30,13 +30,27 @@ final class Perftest {
     private DataPath path;
     /** The RDMA CM side of a -R run, else null. */
     CmRun cm;
+    /** The counters of -W, else null. */
+    private PortCounters counters;
+
+    /** -W: the counters read at the start (perftest opens them with its control channel's resources). */
+    private void openCounters(Device found) throws ToolExit {
+        if (o.counters == null) {
+            return;
+        }
+        counters = PortCounters.open(o.counters, found.name(), o.ibPort);
+        if (counters == null) {
+            err.print(" Unable to access performance counters\n");
+            throw exit(" Unable to create RDMA_CM resources", 1);
+        }
+    }
 
     private Perftest(PerfOptions o, PrintStream out, PrintStream err) {
         this.o = o;
         this.out = out;
         this.err = err;
-        this.device = new PerftestDevice(o, err);
-        this.resources = new PerftestResources(o, err, device);
+        this.device = new PerftestDevice(o, out, err);
+        this.resources = new PerftestResources(o, out, err, device);
         this.keys = new KeyExchange(o, out, err, device, resources);
     }
 
@@ -73,9 +87,14 @@ final class Perftest {
             err.print("Device not recognized to implement inline feature. Disabling it\n");
         }
         if (o.rdmaCm) {
+            openCounters(found);
             return CmRun.run(this);
         }
         device.open(found);
+        openCounters(found);
+        if (o.comRdmaCm) {
+            return CmRun.runControlOnly(this);
+        }
         if (!o.isClient()) {
             out.print("\n************************************\n");
             out.print("* Waiting for client to connect... *\n");
@@ -98,6 +117,7 @@ final class Perftest {
     int sequence() throws ToolExit {
         boolean lat = o.kind == Kind.LAT;
         PerfReport report = new PerfReport(o, out, err, resources);
+        report.counters(counters);
         RunParts run = new RunParts(o, out, err, resources, path, keys, report);
         DurationMode duration = new DurationMode(run);
         switch (o.verb) {
@@ -161,6 +181,15 @@ final class Perftest {
 
     /** Frees everything that is left, quietly. */
     private void release() {
+        if (o.waitDestroy > 0 && resources.created()) {
+            out.print(" Waiting " + o.waitDestroy + " seconds before releasing resources...\n");
+            out.flush();
+            try {
+                Thread.sleep(o.waitDestroy * 1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (cm != null) {
             cm.disconnect();
         } else {

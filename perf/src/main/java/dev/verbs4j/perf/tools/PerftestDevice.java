@@ -6,6 +6,8 @@ import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.Gid;
+import dev.verbs4j.verbs.GidEntry;
+import dev.verbs4j.verbs.GidType;
 import dev.verbs4j.verbs.LinkLayer;
 import dev.verbs4j.verbs.PortAttributes;
 import dev.verbs4j.verbs.PortState;
@@ -25,6 +27,7 @@ import java.util.List;
 final class PerftestDevice {
 
     private final PerfOptions o;
+    private final PrintStream mtuOut;
     private final PrintStream err;
 
     private String deviceName;
@@ -39,8 +42,9 @@ final class PerftestDevice {
     private int cacheLine = 64;
     private int ownOutReads;
 
-    PerftestDevice(PerfOptions o, PrintStream err) {
+    PerftestDevice(PerfOptions o, PrintStream out, PrintStream err) {
         this.o = o;
+        this.mtuOut = out;
         this.err = err;
     }
 
@@ -98,6 +102,54 @@ final class PerftestDevice {
         readPort();
     }
 
+    /** perftest's failure of its link check: {@code message} (if any), then its two closing lines. */
+    private ToolExit linkLayer(String message) {
+        if (message != null) {
+            err.print(message + "\n");
+        }
+        err.print(" Couldn't set the link layer\n");
+        return exit(" Couldn't get context for the device", 1);
+    }
+
+    /** The link layer: the port's, or the one --force-link names. */
+    private boolean ethernet() {
+        return o.forceLink != null ? o.forceLink.equals("Ethernet") : port.linkLayer() == LinkLayer.ETHERNET;
+    }
+
+    /**
+     * perftest's choice of a GID index on an Ethernet port without -x: walking the table from
+     * index 0, an IPv4-mapped GID replaces one that is not (the reverse with --ipv6), and between
+     * two of the same kind RoCE v2 replaces RoCE v1.
+     */
+    private int bestGidIndex() {
+        java.util.Map<Integer, GidEntry> entries = new java.util.HashMap<>();
+        for (GidEntry e : context.queryGidTable()) {
+            if (e.port() == o.ibPort) {
+                entries.put(e.index(), e);
+            }
+        }
+        int length = Math.max(port.gidTableLength(), entries.keySet().stream().mapToInt(i -> i + 1).max().orElse(0));
+        int best = 0;
+        for (int i = 1; i < length; i++) {
+            GidEntry cur = entries.get(best);
+            GidEntry rival = entries.get(i);
+            boolean v4 = cur != null && KeyExchange.ipv4Mapped(cur.gid().raw());
+            boolean v4Rival = rival != null && KeyExchange.ipv4Mapped(rival.gid().raw());
+            if (v4Rival && !v4 && !o.ipv6) {
+                best = i;
+            } else if (!v4Rival && v4 && o.ipv6) {
+                best = i;
+            } else if (cur != null && rival != null && rate(rival.type()) > rate(cur.type())) {
+                best = i;
+            }
+        }
+        return best;
+    }
+
+    private static int rate(GidType t) {
+        return t == GidType.ROCE_V2 ? 2 : t == GidType.ROCE_V1 ? 1 : -1;
+    }
+
     private void readPort() throws ToolExit {
         if (o.events) {
             // as perftest: a vector equal to the count passes here (and fails at the CQ)
@@ -111,22 +163,51 @@ final class PerftestDevice {
         try {
             port = context.queryPort(o.ibPort);
         } catch (RuntimeException e) {
-            throw exit(" Unable to query port " + o.ibPort, 1);
+            throw linkLayer(" Unable to query port " + o.ibPort + " attributes");
         }
         if (port.state() != PortState.ACTIVE) {
             throw exit(" Port number " + o.ibPort + " state is " + port.state(), 1);
         }
+        if (o.dualport) {
+            // -O: the second port as perftest checks it (Soft-RoCE devices have one port)
+            PortAttributes second;
+            try {
+                second = context.queryPort(2);
+            } catch (RuntimeException e) {
+                throw linkLayer(" Unable to query port 2 attributes");
+            }
+            if (second.state() != PortState.ACTIVE) {
+                err.print(" Port number 2 state is " + second.state() + "\n");
+                throw linkLayer(null);
+            }
+            err.print(" " + o.program + ": --dualport is not supported by verbs4j\n");
+            throw new ToolExit(1);
+        }
         int active = port.activeMtuCode();
         mtuCode = active;
         if (o.mtu != 0) {
-            int want = Integer.numberOfTrailingZeros(o.mtu) - 7;
-            mtuCode = Math.min(want, active);
+            // perftest's set_mtu: a value that is no MTU falls back to the active one, a larger one is capped
+            int want = switch (o.mtu) {
+                case 256, 512, 1024, 2048, 4096 -> Integer.numberOfTrailingZeros(o.mtu) - 7;
+                default -> {
+                    err.print(" Invalid MTU - " + o.mtu + " \n");
+                    err.print(" Please choose mtu from {256,512,1024,2048,4096}\n");
+                    err.print(" Will run with the port active mtu - " + active + "\n");
+                    yield active;
+                }
+            };
+            if (want > active) {
+                mtuOut.print("Requested mtu is higher than active mtu \n");
+                mtuOut.print("Changing to active mtu - " + active + "\n");
+                want = active;
+            }
+            mtuCode = want;
         }
-        boolean ethernet = port.linkLayer() == LinkLayer.ETHERNET;
+        boolean ethernet = ethernet();
         if (o.gidGiven) {
             gidIndex = o.gidIndex;
         } else if (ethernet) {
-            gidIndex = context.preferredGidIndex(o.ibPort);
+            gidIndex = bestGidIndex();
         }
         if (gidIndex >= 0) {
             try {
@@ -251,7 +332,7 @@ final class PerftestDevice {
     /** What the header says about the device; {@code relaxed}: whether the region has relaxed ordering. */
     PerfOutput.HeaderInfo headerInfo(boolean relaxed) {
         return new PerfOutput.HeaderInfo(deviceName != null ? deviceName : context.name(), 128 << mtuCode,
-                port.linkLayer() == LinkLayer.ETHERNET, gidIndex, ownOutReads, relaxed);
+                ethernet(), gidIndex, ownOutReads, relaxed);
     }
 
     /** Closes the context if this run opened it, quietly. */

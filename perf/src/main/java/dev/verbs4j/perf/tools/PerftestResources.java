@@ -12,6 +12,7 @@ import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Gid;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Mtu;
+import dev.verbs4j.verbs.SharedReceiveQueue;
 import dev.verbs4j.verbs.ProtectionDomain;
 import dev.verbs4j.verbs.QpState;
 import dev.verbs4j.verbs.QpType;
@@ -44,6 +45,7 @@ final class PerftestResources {
     private static final int WCS = 64;
 
     private final PerfOptions o;
+    private final PrintStream out;
     private final PrintStream err;
     private final PerftestDevice device;
 
@@ -51,6 +53,10 @@ final class PerftestResources {
     private MemorySegment buf;
     private ProtectionDomain pd;
     private MemoryRegion mr;
+    /** Every buffer and its region: one, or one per queue pair with --mr_per_qp ({@link #perQp}). */
+    private MemorySegment[] bufs;
+    private MemoryRegion[] mrs;
+    private boolean perQp;
     /** The completion channel of -e, else null. */
     private CompletionChannel events;
     private CompletionQueue sendCq;
@@ -72,15 +78,95 @@ final class PerftestResources {
     private long region;
     /** Whether the memory region was registered with relaxed ordering. */
     private boolean relaxed;
+    /** The shared receive queue of --use-srq, or null. */
+    private SharedReceiveQueue srq;
 
-    PerftestResources(PerfOptions o, PrintStream err, PerftestDevice device) {
+    PerftestResources(PerfOptions o, PrintStream out, PrintStream err, PerftestDevice device) {
         this.o = o;
+        this.out = out;
         this.err = err;
         this.device = device;
     }
 
     private ToolExit exit(String message, int status) {
         return ToolExit.printed(err, message, status);
+    }
+
+    /** {@code IBV_ODP_SUPPORT_SEND} and {@code IBV_ODP_SUPPORT_RECV}. */
+    private static final int ODP_SUPPORT_SEND = 1;
+    private static final int ODP_SUPPORT_RECV = 1 << 1;
+
+    /** perftest's end when its memory region cannot be made: {@code message}, then its closing lines. */
+    private ToolExit noRegion(String message) {
+        if (message != null) {
+            err.print(message + "\n");
+        }
+        err.print("failed to create mr\n");
+        err.print("Failed to create MR\n");
+        return exit(" Couldn't create IB resources", 1);
+    }
+
+    /**
+     * --mmap: {@code size} bytes of the file from --mmap-offset, shared with the file, as perftest
+     * maps them (and says so); its messages when the file cannot be opened or mapped.
+     */
+    private MemorySegment mapFile(long size) throws ToolExit {
+        java.nio.file.Path file = java.nio.file.Path.of(o.mmapFile);
+        java.nio.channels.FileChannel ch;
+        try {
+            ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ,
+                    java.nio.file.StandardOpenOption.WRITE);
+        } catch (java.io.IOException | RuntimeException e) {
+            out.print("Unable to open '" + o.mmapFile + "': " + strerror(e, file) + "\n");
+            err.print("Couldn't allocate work buf.\n");
+            throw noRegion(null);
+        }
+        try (ch) {
+            if (o.mmapOffset % 4096 != 0 || o.mmapOffset < 0) {
+                throw new java.io.IOException("Invalid argument");
+            }
+            MemorySegment m = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, o.mmapOffset, size, arena);
+            out.print("allocated mmap buffer of size " + size + " at 0x" + Long.toHexString(m.address()) + "\n");
+            return m;
+        } catch (java.io.IOException | RuntimeException e) {
+            out.print("Unable to mmap '" + o.mmapFile + "': " + (e.getMessage() != null && e.getMessage().equals("Invalid argument")
+                    ? "Invalid argument" : "No such device") + "\n");
+            err.print("Couldn't allocate work buf.\n");
+            throw noRegion(null);
+        }
+    }
+
+    /** strerror of open(2)'s failure on {@code file}, from Java's exception. */
+    private static String strerror(Exception e, java.nio.file.Path file) {
+        if (e instanceof java.nio.file.NoSuchFileException) {
+            return "No such file or directory";
+        }
+        if (e instanceof java.nio.file.AccessDeniedException) {
+            return "Permission denied";
+        }
+        if (java.nio.file.Files.isDirectory(file)) {
+            return "Is a directory";
+        }
+        return "Input/output error";
+    }
+
+    /** The free huge pages of the machine in bytes ({@code /proc/meminfo}); 0 when unknown. */
+    private static long freeHugePageBytes() {
+        long free = 0;
+        long size = 0;
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
+                String[] w = line.trim().split("\\s+");
+                if (w[0].equals("HugePages_Free:")) {
+                    free = Long.parseLong(w[1]);
+                } else if (w[0].equals("Hugepagesize:")) {
+                    size = Long.parseLong(w[1]) * 1024;
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            return 0;
+        }
+        return free * size;
     }
 
     // ---- the objects ----
@@ -98,14 +184,47 @@ final class PerftestResources {
         if (o.isUd()) {
             total += cacheLine; // a receive starts UD_ADDITION bytes before the cache line (the GRH)
         }
+        if (o.odp) {
+            // perftest's check of on-demand paging for RC before its memory region
+            int caps;
+            try {
+                caps = context.queryDevice().odpRcCaps();
+            } catch (RuntimeException e) {
+                throw noRegion(" Couldn't query device for on-demand paging capabilities.");
+            }
+            if ((caps & ODP_SUPPORT_SEND) == 0) {
+                throw noRegion(" Send is not supported for RC transport.");
+            }
+            if ((caps & ODP_SUPPORT_RECV) == 0) {
+                throw noRegion(" Receive is not supported for RC transport.");
+            }
+        }
+        if (o.useHugepages) {
+            long huge = 2L * 1024 * 1024;
+            if (freeHugePageBytes() < (total + huge - 1) / huge * huge) {
+                err.print("Failed to allocate hugepages. Please configure hugepages\n");
+                throw noRegion("Failed to allocate hugepage region.");
+            }
+            err.print(" " + o.program + ": --use_hugepages is not supported by verbs4j (its buffers are not in huge pages)\n");
+            throw new ToolExit(1);
+        }
+        // --mr_per_qp: a buffer (send half, then the half the peer reaches) and a region per queue pair
+        perQp = o.mrPerQp && o.numQps > 1;
+        bufs = new MemorySegment[perQp ? o.numQps : 1];
         try {
             arena = RdmaArena.ofShared();
-            buf = arena.allocate(total, 4096);
+            for (int i = 0; i < bufs.length; i++) {
+                bufs[i] = i == 0 && o.mmapFile != null ? mapFile(perQp ? region * 2 : total)
+                        : arena.allocate(perQp ? region * 2 + (o.isUd() ? cacheLine : 0) : total, 4096);
+            }
         } catch (RuntimeException | OutOfMemoryError e) {
             throw exit("Couldn't allocate work buf.", 1);
         }
+        buf = bufs[0];
         if (!(o.verb == Verb.WRITE && o.kind == Kind.LAT)) {
-            fillRandom(buf);
+            for (MemorySegment b : bufs) {
+                fillRandom(b);
+            }
         }
         try {
             pd = context.allocateProtectionDomain();
@@ -118,17 +237,24 @@ final class PerftestResources {
             case READ -> Access.REMOTE_READ;
             case ATOMIC -> Access.REMOTE_ATOMIC;
         };
-        relaxed = !(o.verb == Verb.WRITE && o.kind == Kind.LAT);
-        try {
-            mr = pd.register(buf, relaxed ? access | Access.RELAXED_ORDERING : access);
-        } catch (RuntimeException e) {
+        relaxed = !(o.verb == Verb.WRITE && o.kind == Kind.LAT) && !o.disablePcieRelaxed;
+        if (o.odp) {
+            access |= Access.ON_DEMAND;
+        }
+        mrs = new MemoryRegion[bufs.length];
+        for (int i = 0; i < bufs.length; i++) {
             try {
-                relaxed = false;
-                mr = pd.register(buf, access);
-            } catch (RuntimeException e2) {
-                throw exit("Couldn't allocate MR", 1);
+                mrs[i] = pd.register(bufs[i], relaxed ? access | Access.RELAXED_ORDERING : access);
+            } catch (RuntimeException e) {
+                try {
+                    relaxed = false;
+                    mrs[i] = pd.register(bufs[i], access);
+                } catch (RuntimeException e2) {
+                    throw exit("Couldn't allocate MR", 1);
+                }
             }
         }
+        mr = mrs[0];
         createQueues();
         qps = new QueuePair[o.numQps];
         my = new Wire.Dest[o.numQps];
@@ -167,6 +293,14 @@ final class PerftestResources {
         } catch (RuntimeException e) {
             throw exit("Couldn't create CQ", 1);
         }
+        // --use-srq: the side that receives (a latency test, the server, -b) takes them from one SRQ
+        if (o.useSrq && (o.kind == Kind.LAT || !o.isClient() || o.duplex)) {
+            try {
+                srq = pd.createSharedReceiveQueue(o.rxDepth, 1);
+            } catch (RuntimeException e) {
+                throw exit("Couldn't create SRQ", 1);
+            }
+        }
         if (events != null) {
             try {
                 sendCq.requestNotify(false);
@@ -182,8 +316,9 @@ final class PerftestResources {
     /** The init attributes of every test queue pair. */
     QueuePairInit qpInit() {
         QpType type = o.isUd() ? QpType.UD : o.isUc() ? QpType.UC : QpType.RC;
-        return QueuePairInit.of(type, sendCq, recvCq).maxSendWr(o.txDepth).maxRecvWr(o.rxDepth)
+        QueuePairInit init = QueuePairInit.of(type, sendCq, recvCq).maxSendWr(o.txDepth).maxRecvWr(o.rxDepth)
                 .maxSendSge(1).maxRecvSge(1).maxInlineData(o.inlineSize);
+        return srq != null ? init.sharedReceiveQueue(srq) : init;
     }
 
     /** Creates queue pair {@code i} (or takes {@code given}, made by RDMA CM) and its local description. */
@@ -194,7 +329,7 @@ final class PerftestResources {
             } catch (RuntimeException e) {
                 throw exit(" Unable to create QP.", 1);
             }
-            QueuePairAttributes init = new QueuePairAttributes().state(QpState.INIT).pkeyIndex(0).port(o.ibPort);
+            QueuePairAttributes init = new QueuePairAttributes().state(QpState.INIT).pkeyIndex(o.pkeyIndex).port(o.ibPort);
             if (o.isUd()) {
                 init.qkey(QKEY);
             } else {
@@ -216,10 +351,10 @@ final class PerftestResources {
         qps[i].confine();
         int psn = ThreadLocalRandom.current().nextInt() & 0xffffff;
         // the address the peer reads and writes: buf stays registered (mr) and allocated until close()
-        my[i] = new Wire.Dest(device.lid(), device.ownOutReads(), qps[i].qpNum(), psn, mr.rkey(),
-                buf.address() + remoteOffset(i), device.gid().raw(), 0);
+        my[i] = new Wire.Dest(device.lid(), device.ownOutReads(), qps[i].qpNum(), psn, mr(i).rkey(),
+                buffer(i).address() + remoteOffset(i), device.gid().raw(), 0);
         sends[i] = SendRequests.confined(Math.max(1, o.postList), 1);
-        recvs[i] = ReceiveRequests.confined(1, 1);
+        recvs[i] = ReceiveRequests.confined(Math.max(1, o.recvPostList), 1);
     }
 
     private static void fillRandom(MemorySegment s) {
@@ -241,8 +376,9 @@ final class PerftestResources {
         int gidIndex = device.gidIndex();
         for (int i = 0; i < o.numQps; i++) {
             Wire.Dest r = rem[i];
-            AddressVector av = new AddressVector(o.ibPort, r.lid(), o.sl, gidIndex >= 0 ? Gid.of(r.gid()) : null,
-                    Math.max(0, gidIndex), 255, 0, 0);
+            // --dlid replaces the peer's LID, --tclass is the GRH's traffic class (--flow_label is raw Ethernet's)
+            AddressVector av = new AddressVector(o.ibPort, o.dlid != 0 ? o.dlid : r.lid(), o.sl,
+                    gidIndex >= 0 ? Gid.of(r.gid()) : null, Math.max(0, gidIndex), 255, gidIndex >= 0 ? o.trafficClass : 0, 0);
             QueuePairAttributes rtr = new QueuePairAttributes().state(QpState.RTR);
             if (!o.isUd()) {
                 rtr.addressVector(av).pathMtu(Mtu.of(device.mtuCode())).destQpn(r.qpn()).rqPsn(r.psn());
@@ -255,6 +391,17 @@ final class PerftestResources {
             } catch (RuntimeException e) {
                 err.print("Failed to modify QP " + qps[i].qpNum() + " to RTR\n");
                 throw exit(" Unable to Connect the HCA's through the link", 1);
+            }
+            if (o.rateLimitType == PerfOptions.RateLimitType.HW) {
+                // these tools set no static rate, and an Ethernet port takes none: perftest then limits in software
+                if (!o.rateLimitTypeGiven) {
+                    o.rateLimitType = PerfOptions.RateLimitType.SW;
+                    err.print("\u001b[31mThe QP failed to accept HW rate limit, providing SW rate limit \u001b[0m\n");
+                } else {
+                    err.print("\u001b[31mThe QP failed to accept HW rate limit  \u001b[0m\n");
+                    err.print("Failed to modify QP " + qps[i].qpNum() + " to RTR\n");
+                    throw exit(" Unable to Connect the HCA's through the link", 1);
+                }
             }
             if (send) {
                 QueuePairAttributes rts = new QueuePairAttributes().state(QpState.RTS).sqPsn(my[i].psn());
@@ -288,6 +435,16 @@ final class PerftestResources {
 
     // ---- what the other parts of the run use ----
 
+    /** The shared receive queue of --use-srq on the receiving side, else null. */
+    SharedReceiveQueue srq() {
+        return srq;
+    }
+
+    /** Whether {@link #create} made the queue pairs' arrays (the run got as far as its verbs objects). */
+    boolean created() {
+        return qps != null;
+    }
+
     PerftestDevice device() {
         return device;
     }
@@ -302,6 +459,16 @@ final class PerftestResources {
 
     MemoryRegion mr() {
         return mr;
+    }
+
+    /** The memory region queue pair {@code i}'s requests use (its own with --mr_per_qp). */
+    MemoryRegion mr(int i) {
+        return perQp ? mrs[i] : mr;
+    }
+
+    /** The buffer of queue pair {@code i} ({@link #localOffset} and {@link #remoteOffset} are into it). */
+    MemorySegment buffer(int i) {
+        return perQp ? bufs[i] : buf;
     }
 
     CompletionChannel events() {
@@ -364,12 +531,12 @@ final class PerftestResources {
 
     /** Where QP {@code i} sends from. */
     long localOffset(int i) {
-        return i * region;
+        return perQp ? 0 : i * region;
     }
 
     /** The region of QP {@code i} the peer writes to / reads from / receives into. */
     long remoteOffset(int i) {
-        return (o.numQps + i) * region;
+        return perQp ? region : (o.numQps + i) * region;
     }
 
     /** What the header says about the device and the memory region. */
@@ -390,12 +557,15 @@ final class PerftestResources {
         for (AutoCloseable c : qps == null ? new AutoCloseable[0] : qps) {
             Perftest.closeQuietly(c);
         }
+        Perftest.closeQuietly(srq);
         if (sendCq != recvCq) {
             Perftest.closeQuietly(recvCq);
         }
         Perftest.closeQuietly(sendCq);
         Perftest.closeQuietly(events);
-        Perftest.closeQuietly(mr);
+        for (AutoCloseable c : mrs == null ? new AutoCloseable[0] : mrs) {
+            Perftest.closeQuietly(c);
+        }
         Perftest.closeQuietly(pd);
         if (sends != null) {
             for (SendRequests s : sends) {

@@ -163,4 +163,76 @@ class PerfOutputTest {
         assertThat(PerfOutput.jsonBw(o, new PerfOutput.Bw(8, 16, 0.05, 0.04, 0.000077)))
                 .isEqualTo("MsgSize: 8,\nn_iterations: 16,\nBW_peak: 0.050000,\nBW_average: 0.040000,\nMsgRate: 0.000077,\n");
     }
+
+    @Test
+    void samplesPrintedAsCsPercentG() {
+        // the values of printf '%g' from the C library
+        assertThat(PerfOutput.g(12.5)).isEqualTo("12.5");
+        assertThat(PerfOutput.g(0.000123456)).isEqualTo("0.000123456");
+        assertThat(PerfOutput.g(1234567)).isEqualTo("1.23457e+06");
+        assertThat(PerfOutput.g(7.25e-5)).isEqualTo("7.25e-05");
+        assertThat(PerfOutput.g(100)).isEqualTo("100");
+        assertThat(PerfOutput.g(3.0)).isEqualTo("3");
+        assertThat(PerfOutput.g(999999.5)).isEqualTo("1e+06");
+    }
+
+    @Test
+    void histogramAsPerftest() {
+        long[] t = new long[20];
+        for (int i = 1; i < t.length; i++) {
+            t[i] = t[i - 1] + 1000L * (i % 5 + 1) * 2;
+        }
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(b, true, StandardCharsets.UTF_8);
+        // -H: sorted, the two largest of the 19 samples left out
+        PerfOutput.histogram(out, t, 20, 2, false, true);
+        String[] lines = b.toString(StandardCharsets.UTF_8).split("\n");
+        assertThat(lines).hasSize(18);
+        assertThat(lines[0]).isEqualTo("#, usec");
+        assertThat(lines[1]).isEqualTo("1, 1");
+        assertThat(lines[17]).isEqualTo("17, 5");
+        b.reset();
+        // -U: all 19 as measured; -C: titled in cycles (here nanoseconds)
+        PerfOutput.histogram(out, t, 20, 2, true, false);
+        lines = b.toString(StandardCharsets.UTF_8).split("\n");
+        assertThat(lines).hasSize(20);
+        assertThat(lines[0]).isEqualTo("#, cycles");
+        assertThat(lines[1]).isEqualTo("1, 2000");
+    }
+
+    @Test
+    void tosOnTheDataExchangeLineWithRdmaCm() {
+        PerfOptions o = options("ib_send_lat", PerfOptions.Verb.SEND, PerfOptions.Kind.LAT, "-R", "-T", "32", "1.2.3.4");
+        String h = PerfOutput.header(o, new PerfOutput.HeaderInfo("rxe_a", 1024, true, 1, 0, true));
+        assertThat(h).contains(" Data ex. method : rdma_cm \tTOS    : 32\n" + PerfOutput.RESULT_LINE);
+        o = options("ib_send_lat", PerfOptions.Verb.SEND, PerfOptions.Kind.LAT, "-R", "-T", "32");
+        h = PerfOutput.header(o, new PerfOutput.HeaderInfo("rxe_a", 1024, true, 1, 0, true));
+        assertThat(h).endsWith(" Data ex. method : rdma_cm \tTOS    : 32\n" + PerfOutput.RESULT_LINE
+                + " Waiting for client rdma_cm QP to connect\n Please run the same command with the IB/RoCE interface IP\n"
+                + PerfOutput.RESULT_LINE);
+    }
+
+    @Test
+    void softwareRateLimiterInBurstsAsPerftest() {
+        // 1 Gb/s of 64 KiB messages: 1907 per second, in bursts of the send depth (128): 14 a second
+        PerfOptions o = options("ib_write_bw", PerfOptions.Verb.WRITE, PerfOptions.Kind.BW, "--rate_limit=1",
+                "--rate_limit_type=SW");
+        assertThat(o.burstSize).isEqualTo(128);
+        RateLimiter r = RateLimiter.of(o, 65536);
+        long t0 = 1_000_000_000L;
+        assertThat(r.open(t0)).isTrue();
+        for (int k = 0; k < 128; k++) {
+            assertThat(r.sending()).isTrue();
+            r.posted();
+        }
+        assertThat(r.sending()).isFalse();
+        assertThat(r.open(t0 + 1_000_000_000L / 14 - 1)).isFalse();
+        assertThat(r.open(t0 + 1_000_000_000L / 14)).isTrue();
+        assertThat(r.sending()).isTrue();
+        // without SW limiting it never holds back
+        RateLimiter none = RateLimiter.of(options("ib_write_bw", PerfOptions.Verb.WRITE, PerfOptions.Kind.BW), 65536);
+        assertThat(none.open(t0)).isTrue();
+        none.posted();
+        assertThat(none.sending()).isTrue();
+    }
 }

@@ -1,0 +1,128 @@
+package dev.verbs4j.perf.tools;
+
+import dev.verbs4j.perf.tools.PerftestDeviceTest.Pair;
+import dev.verbs4j.perf.tools.PerftestDeviceTest.Topology;
+import dev.verbs4j.verbs.TestBed;
+import dev.verbs4j.verbs.ToolRunner;
+import dev.verbs4j.verbs.ToolRunner.Run;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * perftest 4.5's options whose outcome depends on what the device or the machine offers
+ * (on-demand paging, huge pages, a second port) and those that end a run on purpose: on
+ * Soft-RoCE each Java side ends as the C side in the same role of a C/C pair with the same options,
+ * with the same status and the same messages on stderr.
+ */
+@Tag(TestBed.TAG)
+class PerftestCapabilityOptionsDeviceTest {
+
+    @BeforeAll
+    static void warmUp() throws Exception {
+        Pair p = PerftestDeviceTest.run(PerfTool.SEND_LAT, true, true, Topology.LOOPBACK, List.of("-n", "10"),
+                List.of("-n", "10"));
+        assertThat(p.server().status()).as(p.toString()).isZero();
+    }
+
+    /** A C side's stderr without its clock calibration's complaints. */
+    private static List<String> errors(Run r) {
+        return r.err().stream().filter(l -> !l.startsWith("Correlation coefficient")).toList();
+    }
+
+    /** The pair C/C, then each Java side against a C peer: every Java side ends as the C side of its role. */
+    private static void endsAsC(PerfTool tool, List<String> opts) throws Exception {
+        Pair cc = PerftestDeviceTest.run(tool, false, false, Topology.LOOPBACK, opts, opts);
+        Pair jc = PerftestDeviceTest.run(tool, false, true, Topology.LOOPBACK, opts, opts);
+        Pair cj = PerftestDeviceTest.run(tool, true, false, Topology.LOOPBACK, opts, opts);
+        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
+        assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
+        assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
+        assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
+        assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
+    }
+
+    @Test
+    @Timeout(240)
+    void hugePages() throws Exception {
+        endsAsC(PerfTool.WRITE_BW, List.of("--use_hugepages", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
+    void onDemandPaging() throws Exception {
+        endsAsC(PerfTool.SEND_BW, List.of("--odp", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
+    void versionsNotExchanged() throws Exception {
+        endsAsC(PerfTool.SEND_LAT, List.of("--dont_xchg_versions", "-n", "10"));
+    }
+
+    /** A server that ends before it listens, run alone in C and in Java: the same status and words. */
+    private static void aloneAsC(PerfTool tool, List<String> args) throws Exception {
+        Run c = ToolRunner.startC("C " + tool.c, Duration.ofSeconds(60),
+                concat(List.of(tool.c, "-F"), args).toArray(String[]::new)).await();
+        Run j = ToolRunner.startJava(tool.java, "java " + tool.c, Duration.ofSeconds(60), args.toArray(String[]::new)).await();
+        assertThat(j.status()).as(c + "\n" + j).isEqualTo(c.status()).isNotZero();
+        assertThat(j.err()).as(c + "\n" + j).isEqualTo(errors(c));
+        assertThat(j.out()).as(c + "\n" + j).isEqualTo(c.out());
+    }
+
+    @Test
+    @Timeout(120)
+    void dualPortOnASinglePortDevice() throws Exception {
+        // the port check comes before the connection: one side, as a server
+        aloneAsC(PerfTool.WRITE_BW, List.of("-O", "-n", "10", "-p", "19499", "-d", TestBed.loopback().device()));
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> r = new ArrayList<>(a);
+        r.addAll(b);
+        return r;
+    }
+
+    /** As {@link #endsAsC}, and each Java side's stdout laid out as the C side's of its role. */
+    private static void sameAsC(PerfTool tool, List<String> opts) throws Exception {
+        Pair cc = PerftestDeviceTest.run(tool, false, false, Topology.LOOPBACK, opts, opts);
+        Pair jc = PerftestDeviceTest.run(tool, false, true, Topology.LOOPBACK, opts, opts);
+        Pair cj = PerftestDeviceTest.run(tool, true, false, Topology.LOOPBACK, opts, opts);
+        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
+        assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
+        assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
+        assertThat(PerftestDeviceTest.shape(jc.client().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.client().out()));
+        assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
+        assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
+        assertThat(PerftestDeviceTest.shape(cj.server().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.server().out()));
+    }
+
+    @Test
+    @Timeout(240)
+    void portCounters() throws Exception {
+        sameAsC(PerfTool.SEND_LAT, List.of("-W", "hw_counters/sent_pkts,hw_counters/rcvd_pkts", "-n", "10"));
+        // a counter the port does not have: the run ends before it listens
+        aloneAsC(PerfTool.WRITE_BW, List.of("--report-counters=counters/no_such_counter", "-n", "10", "-p", "19498", "-d",
+                TestBed.loopback().device()));
+    }
+
+    @Test
+    @Timeout(240)
+    void mappedFileBuffer() throws Exception {
+        java.nio.file.Path f = java.nio.file.Files.createTempFile("perftest-mmap", ".bin");
+        try {
+            java.nio.file.Files.write(f, new byte[1 << 20]);
+            sameAsC(PerfTool.WRITE_BW, List.of("--mmap=" + f, "-n", "10"));
+            endsAsC(PerfTool.SEND_BW, List.of("--mmap=/nonexistent/perftest-mmap", "-n", "10"));
+        } finally {
+            java.nio.file.Files.deleteIfExists(f);
+        }
+    }
+}
