@@ -241,7 +241,11 @@ final class ServerConnection implements Runnable {
                 if (stop) {
                     break;
                 }
-                cq.requestNotify(false);
+                // While the reply's writes are out, their completions need not wake the worker (a
+                // wake-up costs a thread switch or two): the next RPC's write-with-imm carries SE and
+                // finds them in the queue. The next RPC's receive is posted, so a disconnect's flush
+                // of it (a solicited completion) wakes the worker too.
+                cq.requestNotify(machine.state() == NaaState.DATA_SENDING);
                 if (drain()) {
                     continue;
                 }
