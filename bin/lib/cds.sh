@@ -8,11 +8,13 @@
 # shared read-write, so a cache made in the VM serves later boots and the host alike), or, where
 # that is not writable, ${XDG_CACHE_HOME:-~/.cache}/verbs4j/cds; with neither, no cache.
 #
-# First run: the JVM runs as a child of this script (not exec'd, so that the cache can be renamed
-# into place when it has ended; TERM, INT and HUP are passed on to it) and writes the cache to a
-# file of its own as it exits; the script then renames it to the cache's name, atomically, so a
-# JVM starting meanwhile never sees half a file. A run that starts while another is recording
-# runs without a cache. Later runs: exec java with the cache. VERBS4J_CDS=0: no cache at all.
+# First run: java (exec'd, so it keeps this script's pid) records the classes and, as it exits,
+# writes the cache to FILE.PID.tmp (JDK 25: the training JVM records FILE.PID.tmp.config and a JVM
+# it starts writes the cache from it and removes the configuration when done). The next run finds
+# that file, and once its pid has ended and the file is complete renames it to FILE, atomically,
+# so that no JVM ever maps half a cache; an incomplete one (a run killed while writing) is
+# removed and recorded again. A run that starts while another records runs without a cache. Later
+# runs start from FILE. VERBS4J_CDS=0: no cache at all.
 
 # Prints a short key of the JDK $1, the JVM options and the jars in $2.
 verbs4j_cds_key() {
@@ -62,7 +64,7 @@ verbs4j_cds_plan() {
         fi
         return 0
     fi
-    # another run recording this cache right now: run without one (its files end in .PID.tmp)
+    # a recording: still running (run without a cache), finished (take it) or killed (drop it)
     for f in "$VERBS4J_CDS_FILE".*.tmp; do
         [ -e "$f" ] || continue
         pid=${f%.tmp}
@@ -70,7 +72,11 @@ verbs4j_cds_plan() {
         if [ -d "/proc/$pid" ]; then
             return 0
         fi
-        rm -f "$f" "$f.config" # left by a run that was killed
+        if [ -s "$f" ] && [ ! -e "$f.config" ] && mv -f "$f" "$VERBS4J_CDS_FILE" 2>/dev/null; then
+            verbs4j_cds_plan "$@"
+            return 0
+        fi
+        rm -f "$f" "$f.config"
     done
     VERBS4J_CDS_MODE=record
     VERBS4J_CDS_TEMP=$VERBS4J_CDS_FILE.$$.tmp
@@ -81,25 +87,4 @@ verbs4j_cds_plan() {
     else
         VERBS4J_CDS_OPTS=(-XX:ArchiveClassesAtExit="$VERBS4J_CDS_TEMP" -Xlog:cds=off)
     fi
-}
-
-# Runs "$@" (the java command line) as a child, passing on TERM, INT and HUP, then renames the
-# cache it wrote into place; exits with the JVM's status.
-verbs4j_cds_record() {
-    local child status
-    "$@" &
-    child=$!
-    trap 'kill -TERM "$child" 2>/dev/null' TERM
-    trap 'kill -INT "$child" 2>/dev/null' INT
-    trap 'kill -HUP "$child" 2>/dev/null' HUP
-    while :; do
-        wait "$child" && status=0 || status=$?
-        kill -0 "$child" 2>/dev/null || break # else a signal interrupted the wait
-    done
-    trap - TERM INT HUP
-    if [ -s "$VERBS4J_CDS_TEMP" ]; then
-        mv -f "$VERBS4J_CDS_TEMP" "$VERBS4J_CDS_FILE"
-    fi
-    rm -f "$VERBS4J_CDS_TEMP" "$VERBS4J_CDS_TEMP.config"
-    exit "$status"
 }

@@ -70,17 +70,22 @@ class ClassCacheScriptTest {
         assertThat(file.getFileName().toString()).startsWith("some-tool-").endsWith(suffix);
         assertThat(file.getParent()).isEqualTo(dir.resolve("cache"));
 
-        // the first run: the JVM as a child, its cache renamed into place when it has ended
-        Result first = bash(PLAN.replace("echo", ": echo") + "; verbs4j_cds_record \"$JDK_HOME/bin/java\" \"${VERBS4J_CDS_OPTS[@]}\""
+        // the first run: exec'd java writes the cache to a file named after its pid as it exits
+        Result first = bash(PLAN.replace("echo", ": echo") + "; exec \"$JDK_HOME/bin/java\" \"${VERBS4J_CDS_OPTS[@]}\""
                 + " -m jdk.jartool/sun.tools.jar.Main --version", env(mods));
         assertThat(first.status()).as("first run: %s", first.err()).isZero();
         assertThat(first.out()).as("the tool's own output only").matches("(?s)jar \\S+\\s*");
-        assertThat(file).isNotEmptyFile();
         try (var s = Files.list(file.getParent())) {
-            assertThat(s.map(p -> p.getFileName().toString()).toList()).as("nothing but the cache left").containsExactly(file.getFileName().toString());
+            assertThat(s.map(p -> p.getFileName().toString()).toList()).as("only the recorded cache, under a name of its own")
+                    .singleElement().asString().startsWith(file.getFileName() + ".").endsWith(".tmp");
         }
 
+        // the next run takes it (renamed into place) and starts from it
         Result again = bash(PLAN, env(mods));
+        assertThat(file).isNotEmptyFile();
+        try (var s = Files.list(file.getParent())) {
+            assertThat(s.count()).as("nothing but the cache left").isEqualTo(1);
+        }
         assertThat(again.out()).contains("mode=use").contains("file=" + file)
                 .contains(VERSION >= 25 ? "-XX:AOTCache=" + file : "-XX:SharedArchiveFile=" + file);
         Result used = bash(PLAN.replace("echo", ": echo") + "; \"$JDK_HOME/bin/java\" \"${VERBS4J_CDS_OPTS[@]}\" -Xlog:aot=info -Xlog:cds=info"
@@ -106,12 +111,15 @@ class ClassCacheScriptTest {
         Files.writeString(live, "x");
         assertThat(bash(PLAN, env(mods)).out()).contains("mode=none");
         Files.delete(live);
-        // what a killed recording left: removed, and this run records
+        // what a recording killed while it wrote the cache left (its configuration is still there):
+        // removed, and this run records
         long dead = deadPid();
         Path stale = Path.of(file + "." + dead + ".tmp");
         Files.writeString(stale, "x");
+        Files.writeString(Path.of(stale + ".config"), "x");
         assertThat(bash(PLAN, env(mods)).out()).contains("mode=record");
         assertThat(stale).doesNotExist();
+        assertThat(Path.of(stale + ".config")).doesNotExist();
     }
 
     @Test
