@@ -658,7 +658,11 @@ public final class NaaClient implements AutoCloseable {
             if (cq == null || s == NaaState.INIT || s == NaaState.READY) {
                 return events;
             }
-            cq.requestNotify(false);
+            // Waiting for the reply: only its write-with-imm (SE) need wake the context (as the C host
+            // arms), and it finds the completions of the context's own writes in the queue; once the
+            // reply is in, any completion does. The posted receive's flush on a failure is solicited.
+            boolean solicitedOnly = (s == NaaState.DATA_SENDING || s == NaaState.DATA_RECEIVING) && !replySeen;
+            cq.requestNotify(solicitedOnly);
             return drain() ? null : completionChannel;
         } catch (NaaiceException e) {
             return null; // in ERROR

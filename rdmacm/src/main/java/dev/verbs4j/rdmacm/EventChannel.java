@@ -9,10 +9,12 @@ import dev.verbs4j.bindings.rdma_event_channel;
 import dev.verbs4j.bindings.rdma_ud_param;
 import dev.verbs4j.rdmacm.internal.Cma;
 import dev.verbs4j.verbs.AddressVector;
+import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.Gid;
 import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.internal.FdWaiter;
+import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Library;
 import dev.verbs4j.verbs.internal.Native;
@@ -152,9 +154,19 @@ public final class EventChannel extends NativeResource {
                 qpGuard.readLock().lock();
                 try (Arena arena = Arena.ofConfined()) {
                     MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-                    int rc = Cma.callErrno(Cma.GET_CM_EVENT, channel, out);
-                    if (rc < 0 && FdWaiter.nonePending(-rc, "rdma_get_cm_event", describe())) {
-                        return null;
+                    MemorySegment capture = Native.captureSegment(arena);
+                    int rc;
+                    try {
+                        // called directly (not through Cma.callErrno's argument array): a progress loop polls here
+                        rc = (int) Cma.GET_CM_EVENT.handle().invoke(capture, channel, out);
+                    } catch (Throwable t) {
+                        throw Ibv.unchecked(t);
+                    }
+                    if (rc < 0) {
+                        int errno = Native.errno(capture);
+                        if (FdWaiter.nonePending(errno == 0 ? Errno.EINVAL : errno, "rdma_get_cm_event", describe())) {
+                            return null;
+                        }
                     }
                     native_ = Native.sized(out.get(ValueLayout.ADDRESS, 0), rdma_cm_event.sizeof());
                 } finally {

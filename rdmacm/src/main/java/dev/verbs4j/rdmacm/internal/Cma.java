@@ -17,57 +17,82 @@ import java.lang.invoke.MethodHandle;
  */
 public final class Cma {
 
-    public static final MethodHandle CREATE_EVENT_CHANNEL = bind("rdma_create_event_channel");
-    public static final MethodHandle DESTROY_EVENT_CHANNEL = bind("rdma_destroy_event_channel");
-    public static final MethodHandle CREATE_ID = bind("rdma_create_id");
-    public static final MethodHandle DESTROY_ID = bind("rdma_destroy_id");
-    public static final MethodHandle CREATE_EP = bind("rdma_create_ep");
-    public static final MethodHandle DESTROY_EP = bind("rdma_destroy_ep");
-    public static final MethodHandle BIND_ADDR = bind("rdma_bind_addr");
-    public static final MethodHandle RESOLVE_ADDR = bind("rdma_resolve_addr");
-    public static final MethodHandle RESOLVE_ROUTE = bind("rdma_resolve_route");
-    public static final MethodHandle CREATE_QP = bind("rdma_create_qp");
-    public static final MethodHandle CREATE_QP_EX = bind("rdma_create_qp_ex");
-    public static final MethodHandle DESTROY_QP = bind("rdma_destroy_qp");
-    public static final MethodHandle CONNECT = bind("rdma_connect");
-    public static final MethodHandle LISTEN = bind("rdma_listen");
-    public static final MethodHandle GET_REQUEST = bind("rdma_get_request");
-    public static final MethodHandle ACCEPT = bind("rdma_accept");
-    public static final MethodHandle REJECT = bind("rdma_reject");
-    public static final MethodHandle NOTIFY = bind("rdma_notify");
-    public static final MethodHandle ESTABLISH = bind("rdma_establish");
-    public static final MethodHandle INIT_QP_ATTR = bind("rdma_init_qp_attr");
-    public static final MethodHandle DISCONNECT = bind("rdma_disconnect");
-    public static final MethodHandle JOIN_MULTICAST = bind("rdma_join_multicast");
-    public static final MethodHandle LEAVE_MULTICAST = bind("rdma_leave_multicast");
-    public static final MethodHandle JOIN_MULTICAST_EX = bind("rdma_join_multicast_ex");
-    public static final MethodHandle GET_CM_EVENT = bind("rdma_get_cm_event");
-    public static final MethodHandle ACK_CM_EVENT = bind("rdma_ack_cm_event");
-    public static final MethodHandle SET_OPTION = bind("rdma_set_option");
-    public static final MethodHandle MIGRATE_ID = bind("rdma_migrate_id");
-    public static final MethodHandle GETADDRINFO = bind("rdma_getaddrinfo");
-    public static final MethodHandle FREEADDRINFO = bind("rdma_freeaddrinfo");
-    public static final MethodHandle CREATE_SRQ = bind("rdma_create_srq");
-    public static final MethodHandle DESTROY_SRQ = bind("rdma_destroy_srq");
+    public static final Fn CREATE_EVENT_CHANNEL = new Fn("rdma_create_event_channel");
+    public static final Fn DESTROY_EVENT_CHANNEL = new Fn("rdma_destroy_event_channel");
+    public static final Fn CREATE_ID = new Fn("rdma_create_id");
+    public static final Fn DESTROY_ID = new Fn("rdma_destroy_id");
+    public static final Fn CREATE_EP = new Fn("rdma_create_ep");
+    public static final Fn DESTROY_EP = new Fn("rdma_destroy_ep");
+    public static final Fn BIND_ADDR = new Fn("rdma_bind_addr");
+    public static final Fn RESOLVE_ADDR = new Fn("rdma_resolve_addr");
+    public static final Fn RESOLVE_ROUTE = new Fn("rdma_resolve_route");
+    public static final Fn CREATE_QP = new Fn("rdma_create_qp");
+    public static final Fn CREATE_QP_EX = new Fn("rdma_create_qp_ex");
+    public static final Fn DESTROY_QP = new Fn("rdma_destroy_qp");
+    public static final Fn CONNECT = new Fn("rdma_connect");
+    public static final Fn LISTEN = new Fn("rdma_listen");
+    public static final Fn GET_REQUEST = new Fn("rdma_get_request");
+    public static final Fn ACCEPT = new Fn("rdma_accept");
+    public static final Fn REJECT = new Fn("rdma_reject");
+    public static final Fn NOTIFY = new Fn("rdma_notify");
+    public static final Fn ESTABLISH = new Fn("rdma_establish");
+    public static final Fn INIT_QP_ATTR = new Fn("rdma_init_qp_attr");
+    public static final Fn DISCONNECT = new Fn("rdma_disconnect");
+    public static final Fn JOIN_MULTICAST = new Fn("rdma_join_multicast");
+    public static final Fn LEAVE_MULTICAST = new Fn("rdma_leave_multicast");
+    public static final Fn JOIN_MULTICAST_EX = new Fn("rdma_join_multicast_ex");
+    public static final Fn GET_CM_EVENT = new Fn("rdma_get_cm_event");
+    public static final Fn ACK_CM_EVENT = new Fn("rdma_ack_cm_event");
+    public static final Fn SET_OPTION = new Fn("rdma_set_option");
+    public static final Fn MIGRATE_ID = new Fn("rdma_migrate_id");
+    public static final Fn GETADDRINFO = new Fn("rdma_getaddrinfo");
+    public static final Fn FREEADDRINFO = new Fn("rdma_freeaddrinfo");
+    public static final Fn CREATE_SRQ = new Fn("rdma_create_srq");
+    public static final Fn DESTROY_SRQ = new Fn("rdma_destroy_srq");
 
     private Cma() {
     }
 
-    private static MethodHandle bind(String name) {
-        Library.ensureLoaded();
-        return Ibv.withErrno(name);
+    /**
+     * A librdmacm function, bound (with errno captured) when it is first called, once per process:
+     * a program binds only the functions it calls (binding one costs more than calling it many
+     * times, most of all in a new JVM). A race binds it twice, harmlessly.
+     */
+    public static final class Fn {
+        private final String name;
+        private volatile MethodHandle handle;
+
+        private Fn(String name) {
+            this.name = name;
+        }
+
+        /** The bound function: its parameters are the capture segment, then the C function's. */
+        public MethodHandle handle() {
+            MethodHandle h = handle;
+            if (h == null) {
+                Library.ensureLoaded();
+                h = Ibv.withErrno(name);
+                handle = h;
+            }
+            return h;
+        }
+
+        @Override
+        public String toString() {
+            return name;
+        }
     }
 
     /**
-     * Calls an int-returning function ({@code handle} from this class, without its capture
+     * Calls an int-returning function ({@code fn} from this class, without its capture
      * argument) and returns its non-negative result.
      *
      * @throws VerbsException naming {@code function}, errno and {@code what} when it returned -1
      */
-    public static int call(MethodHandle handle, String function, String what, Object... args) {
+    public static int call(Fn fn, String function, String what, Object... args) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
-            int rc = (int) invoke(handle, capture, args);
+            int rc = (int) invoke(fn, capture, args);
             if (rc < 0) {
                 throw failure(function, Native.errno(capture), rc, what);
             }
@@ -80,10 +105,10 @@ public final class Cma {
      *
      * @throws VerbsException naming {@code function}, errno and {@code what} when it returned NULL
      */
-    public static MemorySegment callPointer(MethodHandle handle, String function, String what, Object... args) {
+    public static MemorySegment callPointer(Fn fn, String function, String what, Object... args) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
-            MemorySegment p = (MemorySegment) invoke(handle, capture, args);
+            MemorySegment p = (MemorySegment) invoke(fn, capture, args);
             if (p.equals(MemorySegment.NULL)) {
                 throw failure(function, Native.errno(capture), -1, what);
             }
@@ -92,9 +117,9 @@ public final class Cma {
     }
 
     /** Calls a void function. */
-    public static void callVoid(MethodHandle handle, Object... args) {
+    public static void callVoid(Fn fn, Object... args) {
         try (Arena arena = Arena.ofConfined()) {
-            invoke(handle, Native.captureSegment(arena), args);
+            invoke(fn, Native.captureSegment(arena), args);
         }
     }
 
@@ -102,10 +127,10 @@ public final class Cma {
      * Calls an int-returning function and returns {@code -errno} when it failed, its result
      * otherwise (for callers that treat some errors as outcomes, such as EAGAIN).
      */
-    public static int callErrno(MethodHandle handle, Object... args) {
+    public static int callErrno(Fn fn, Object... args) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
-            int rc = (int) invoke(handle, capture, args);
+            int rc = (int) invoke(fn, capture, args);
             if (rc < 0) {
                 int errno = Native.errno(capture);
                 return -(errno == 0 ? Errno.EINVAL : errno);
@@ -118,7 +143,8 @@ public final class Cma {
         return new VerbsException(function, errno == 0 ? Errno.EINVAL : errno, what + (rc != -1 ? " (returned " + rc + ")" : ""));
     }
 
-    private static Object invoke(MethodHandle handle, MemorySegment capture, Object[] args) {
+    private static Object invoke(Fn fn, MemorySegment capture, Object[] args) {
+        MethodHandle handle = fn.handle();
         Object[] all = new Object[args.length + 1];
         all[0] = capture;
         System.arraycopy(args, 0, all, 1, args.length);
