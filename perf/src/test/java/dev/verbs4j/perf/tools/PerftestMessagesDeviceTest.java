@@ -31,9 +31,7 @@ class PerftestMessagesDeviceTest {
     /** The first Java run in a JVM loads and compiles the Java side: not inside a timed case. */
     @BeforeAll
     static void warmUp() throws Exception {
-        PerftestDeviceTest.Pair p = PerftestDeviceTest.run(PerfTool.SEND_LAT, true, true, PerftestDeviceTest.Topology.LOOPBACK,
-                List.of("-n", "10"), List.of("-n", "10"));
-        assertThat(p.server().status()).as(p.toString()).isZero();
+        PerftestDeviceTest.warmUpOnce();
     }
 
     private static Background start(PerfTool tool, boolean java, List<String> args) throws Exception {

@@ -24,10 +24,7 @@ class PerftestOptionsDeviceTest {
 
     @BeforeAll
     static void warmUp() throws Exception {
-        // the first Java run in a JVM loads and compiles the Java side: not inside a timed pair
-        Pair p = PerftestDeviceTest.run(PerfTool.SEND_LAT, true, true, Topology.LOOPBACK, List.of("-n", "10"),
-                List.of("-n", "10"));
-        assertThat(p.server().status()).as(p.toString()).isZero();
+        PerftestDeviceTest.warmUpOnce();
     }
 
     @Test
