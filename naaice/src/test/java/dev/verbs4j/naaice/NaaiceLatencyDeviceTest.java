@@ -31,8 +31,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  *
  * <p>Needs a build of the NAAICE C library (naa-communication-library, not part of this
  * repository): {@code VERBS4J_NAAICE_C} names its CMake build directory (with {@code
- * examples/naaice_server} and {@code lib/libnaaice_low_level.a}); without it the test is skipped.
- * The C client is {@code src/test/c/naaice_c_rpc.c}, compiled here with gcc against that library.
+ * examples/naaice_server} and {@code lib/libnaaice_low_level.a}); without it the test is skipped,
+ * so {@code bin/test} leaves it out of its runs: run it with {@code VERBS4J_NAAICE_C=DIR bin/test
+ * --device-only --select-class=dev.verbs4j.naaice.NaaiceLatencyDeviceTest}. The C client is {@code
+ * src/test/c/naaice_c_rpc.c}, compiled here with gcc against that library.
  */
 @Tag(TestBed.TAG)
 @Timeout(170)
