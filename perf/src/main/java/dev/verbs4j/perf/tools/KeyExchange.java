@@ -138,9 +138,17 @@ final class KeyExchange {
             throw exit(" Interrupted while waiting for the peer", 1);
         } catch (IOException e) {
             err.print("ethernet_read_keys: Couldn't read remote address\n");
-            err.print(" Unable to read from socket/rdma_cm\n");
+            err.print(unableToRead());
             throw exchangeFailed();
         }
+    }
+
+    /**
+     * perftest's words for a failed read of the peer's keys, which differ by role: the client
+     * reads "from" the socket, the server "to" it (ctx_hand_shake).
+     */
+    private String unableToRead() {
+        return o.serverName != null ? " Unable to read from socket/rdma_cm\n" : " Unable to read to socket/rdma_cm\n";
     }
 
     /** K for every queue pair, in order, keeping the peer's descriptions. */
@@ -208,7 +216,7 @@ final class KeyExchange {
             throw exit(" Interrupted while waiting for the peer", 1);
         } catch (IOException e) {
             err.print("ethernet_read_keys: Couldn't read remote address\n");
-            err.print(" Unable to read from socket/rdma_cm\n");
+            err.print(unableToRead());
             throw exit("Failed to close connection between server and client", 1);
         }
         channel.finish(true);
