@@ -121,6 +121,8 @@ public class NullProviderBatchBenchmark {
         rawBadWr = arena.allocate(ValueLayout.ADDRESS);
         xqp = provider.extendedQueuePair().extended();
         mr = provider.memoryRegion();
+        // a plain address for wr_set_sge: np.buffer, the region's memory, is a static of the null
+        // provider's library, loaded for the process, so it outlives every use here
         bufferAddress = mr.address();
         // the ibv_qp_ex is a static of the null provider's library (loaded for the process)
         long[] layout = provider.qpExLayout();
