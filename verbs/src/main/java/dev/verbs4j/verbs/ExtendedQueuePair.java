@@ -47,50 +47,6 @@ public final class ExtendedQueuePair {
             Native.downcallPointer(ibv_qp_ex.wr_set_inline_data.descriptor(), true);
     private static final MethodHandle WR_SET_UD_ADDR = Native.downcallPointer(ibv_qp_ex.wr_set_ud_addr.descriptor(), true);
     private static final MethodHandle WR_COMPLETE = Native.downcallPointer(ibv_qp_ex.wr_complete.descriptor(), true);
-    private static final MemorySegment NO_SEGMENT = MemorySegment.NULL;
-    /**
-     * The operations {@link #call} makes: lambdas that capture nothing, one object each, with
-     * block bodies so that each {@code invokeExact} is a call returning void.
-     */
-    private static final Downcall SEND = (op, qpx, s, i, a, b, c) -> {
-        WR_SEND.invokeExact(op, qpx);
-    };
-    private static final Downcall SEND_IMM = (op, qpx, s, i, a, b, c) -> {
-        WR_SEND_IMM.invokeExact(op, qpx, i);
-    };
-    private static final Downcall SEND_INV = (op, qpx, s, i, a, b, c) -> {
-        WR_SEND_INV.invokeExact(op, qpx, i);
-    };
-    private static final Downcall RDMA_WRITE = (op, qpx, s, i, a, b, c) -> {
-        WR_RDMA_WRITE.invokeExact(op, qpx, i, a);
-    };
-    private static final Downcall RDMA_WRITE_IMM = (op, qpx, s, i, a, b, c) -> {
-        WR_RDMA_WRITE_IMM.invokeExact(op, qpx, i, a, (int) b);
-    };
-    private static final Downcall RDMA_READ = (op, qpx, s, i, a, b, c) -> {
-        WR_RDMA_READ.invokeExact(op, qpx, i, a);
-    };
-    private static final Downcall ATOMIC_CMP_SWP = (op, qpx, s, i, a, b, c) -> {
-        WR_ATOMIC_CMP_SWP.invokeExact(op, qpx, i, a, b, c);
-    };
-    private static final Downcall ATOMIC_FETCH_ADD = (op, qpx, s, i, a, b, c) -> {
-        WR_ATOMIC_FETCH_ADD.invokeExact(op, qpx, i, a, b);
-    };
-    private static final Downcall LOCAL_INV = (op, qpx, s, i, a, b, c) -> {
-        WR_LOCAL_INV.invokeExact(op, qpx, i);
-    };
-    private static final Downcall SET_SGE = (op, qpx, s, i, a, b, c) -> {
-        WR_SET_SGE.invokeExact(op, qpx, i, a, (int) b);
-    };
-    private static final Downcall SET_INLINE_DATA = (op, qpx, s, i, a, b, c) -> {
-        WR_SET_INLINE_DATA.invokeExact(op, qpx, s, a);
-    };
-    private static final Downcall SET_UD_ADDR = (op, qpx, s, i, a, b, c) -> {
-        WR_SET_UD_ADDR.invokeExact(op, qpx, s, i, (int) a);
-    };
-    private static final Downcall ABORT = (op, qpx, s, i, a, b, c) -> {
-        WR_ABORT.invokeExact(op, qpx);
-    };
     private static final long WR_ID = ibv_qp_ex.wr_id$offset();
     private static final long WR_FLAGS = ibv_qp_ex.wr_flags$offset();
     private static final VarHandle OWNER;
@@ -126,8 +82,6 @@ public final class ExtendedQueuePair {
     /** The id and flags of the next work request, written into the {@code ibv_qp_ex} by each operation. */
     private long wrId;
     private int flags;
-    /** Whether the call in progress counted itself on the queue pair (not confined to this thread). */
-    private boolean counted;
 
     ExtendedQueuePair(QueuePair qp, MemorySegment qpHandle) {
         this.qp = qp;
@@ -151,7 +105,6 @@ public final class ExtendedQueuePair {
 
     /** Sets the id of the next work request. */
     public ExtendedQueuePair wrId(long id) {
-        qp.ensureOpen();
         checkOwner();
         this.wrId = id;
         return this;
@@ -159,7 +112,6 @@ public final class ExtendedQueuePair {
 
     /** Sets the {@link SendFlags} of the next work request. */
     public ExtendedQueuePair flags(int sendFlags) {
-        qp.ensureOpen();
         checkOwner();
         this.flags = sendFlags;
         return this;
@@ -198,59 +150,118 @@ public final class ExtendedQueuePair {
 
     /** Adds a SEND ({@code ibv_wr_send()}). */
     public ExtendedQueuePair send() {
-        call(operation(sendOp, "SEND"), null, SEND, NO_SEGMENT, 0, 0, 0, 0);
+        boolean c = operation(sendOp, "SEND");
+        try {
+            WR_SEND.invokeExact(sendOp, qpx);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
     /** Adds a SEND_WITH_IMM; {@code immediate} in host order ({@code ibv_wr_send_imm()}). */
     public ExtendedQueuePair sendWithImmediate(int immediate) {
-        call(operation(sendWithImmediateOp, "SEND_WITH_IMM"), null, SEND_IMM, NO_SEGMENT, Integer.reverseBytes(immediate),
-                0, 0, 0);
+        boolean c = operation(sendWithImmediateOp, "SEND_WITH_IMM");
+        try {
+            WR_SEND_IMM.invokeExact(sendWithImmediateOp, qpx, Integer.reverseBytes(immediate));
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
     /** Adds a SEND_WITH_INV ({@code ibv_wr_send_inv()}). */
     public ExtendedQueuePair sendWithInvalidate(int invalidateRkey) {
-        call(operation(sendWithInvalidateOp, "SEND_WITH_INV"), null, SEND_INV, NO_SEGMENT, invalidateRkey, 0, 0, 0);
+        boolean c = operation(sendWithInvalidateOp, "SEND_WITH_INV");
+        try {
+            WR_SEND_INV.invokeExact(sendWithInvalidateOp, qpx, invalidateRkey);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
     /** Adds an RDMA_WRITE ({@code ibv_wr_rdma_write()}). */
     public ExtendedQueuePair rdmaWrite(int rkey, long remoteAddress) {
-        call(operation(rdmaWriteOp, "RDMA_WRITE"), null, RDMA_WRITE, NO_SEGMENT, rkey, remoteAddress, 0, 0);
+        boolean c = operation(rdmaWriteOp, "RDMA_WRITE");
+        try {
+            WR_RDMA_WRITE.invokeExact(rdmaWriteOp, qpx, rkey, remoteAddress);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
     /** Adds an RDMA_WRITE_WITH_IMM ({@code ibv_wr_rdma_write_imm()}). */
     public ExtendedQueuePair rdmaWriteWithImmediate(int rkey, long remoteAddress, int immediate) {
-        call(operation(rdmaWriteWithImmediateOp, "RDMA_WRITE_WITH_IMM"), null, RDMA_WRITE_IMM, NO_SEGMENT, rkey,
-                remoteAddress, Integer.reverseBytes(immediate), 0);
+        boolean c = operation(rdmaWriteWithImmediateOp, "RDMA_WRITE_WITH_IMM");
+        try {
+            WR_RDMA_WRITE_IMM.invokeExact(rdmaWriteWithImmediateOp, qpx, rkey, remoteAddress, Integer.reverseBytes(immediate));
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
     /** Adds an RDMA_READ ({@code ibv_wr_rdma_read()}). */
     public ExtendedQueuePair rdmaRead(int rkey, long remoteAddress) {
-        call(operation(rdmaReadOp, "RDMA_READ"), null, RDMA_READ, NO_SEGMENT, rkey, remoteAddress, 0, 0);
+        boolean c = operation(rdmaReadOp, "RDMA_READ");
+        try {
+            WR_RDMA_READ.invokeExact(rdmaReadOp, qpx, rkey, remoteAddress);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
     /** Adds an ATOMIC_CMP_AND_SWP ({@code ibv_wr_atomic_cmp_swp()}). */
     public ExtendedQueuePair atomicCompareAndSwap(int rkey, long remoteAddress, long compare, long swap) {
-        call(operation(atomicCompareAndSwapOp, "ATOMIC_CMP_AND_SWP"), null, ATOMIC_CMP_SWP, NO_SEGMENT, rkey,
-                remoteAddress, compare, swap);
+        boolean c = operation(atomicCompareAndSwapOp, "ATOMIC_CMP_AND_SWP");
+        try {
+            WR_ATOMIC_CMP_SWP.invokeExact(atomicCompareAndSwapOp, qpx, rkey, remoteAddress, compare, swap);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
     /** Adds an ATOMIC_FETCH_AND_ADD ({@code ibv_wr_atomic_fetch_add()}). */
     public ExtendedQueuePair atomicFetchAndAdd(int rkey, long remoteAddress, long add) {
-        call(operation(atomicFetchAndAddOp, "ATOMIC_FETCH_AND_ADD"), null, ATOMIC_FETCH_ADD, NO_SEGMENT, rkey,
-                remoteAddress, add, 0);
+        boolean c = operation(atomicFetchAndAddOp, "ATOMIC_FETCH_AND_ADD");
+        try {
+            WR_ATOMIC_FETCH_ADD.invokeExact(atomicFetchAndAddOp, qpx, rkey, remoteAddress, add);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
     /** Adds a LOCAL_INV ({@code ibv_wr_local_inv()}). */
     public ExtendedQueuePair localInvalidate(int invalidateRkey) {
-        call(operation(localInvalidateOp, "LOCAL_INV"), null, LOCAL_INV, NO_SEGMENT, invalidateRkey, 0, 0, 0);
+        boolean c = operation(localInvalidateOp, "LOCAL_INV");
+        try {
+            WR_LOCAL_INV.invokeExact(localInvalidateOp, qpx, invalidateRkey);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
@@ -261,8 +272,32 @@ public final class ExtendedQueuePair {
      * a classic post); for an INLINE request it is held while the provider copies the data.
      */
     public ExtendedQueuePair setSge(MemoryRegion mr, long offset, int length) {
-        // the range is checked by call() once the region is held
-        call(setter(setSgeOp, "wr_set_sge"), mr, SET_SGE, NO_SEGMENT, mr.lkey(), mr.address() + offset, length, offset);
+        boolean c = setter(setSgeOp, "wr_set_sge");
+        // an INLINE request's data is read now: its region is held for the call; otherwise the
+        // provider copies the key, address and length, and the region is only checked, as a
+        // classic post checks it (the device knows it by its key from here on)
+        boolean hold = (flags & SendFlags.INLINE) != 0;
+        try {
+            if (hold) {
+                mr.enterCall();
+            } else if (mr.isClosed()) {
+                throw new IllegalStateException("wr_set_sge names " + mr + ", which is closed");
+            }
+            try {
+                if (!mr.covers(offset, Integer.toUnsignedLong(length))) {
+                    throw WorkRequest.outside(mr, offset, length);
+                }
+                WR_SET_SGE.invokeExact(setSgeOp, qpx, mr.lkey(), mr.address() + offset, length);
+            } finally {
+                if (hold) {
+                    mr.exitCall();
+                }
+            }
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
@@ -271,8 +306,15 @@ public final class ExtendedQueuePair {
         if (!data.isNative()) {
             throw new IllegalArgumentException("inline data must be native memory");
         }
+        boolean c = setter(setInlineDataOp, "wr_set_inline_data");
         // the segment is held by the downcall itself for the copy
-        call(setter(setInlineDataOp, "wr_set_inline_data"), null, SET_INLINE_DATA, data, 0, data.byteSize(), 0, 0);
+        try {
+            WR_SET_INLINE_DATA.invokeExact(setInlineDataOp, qpx, data, data.byteSize());
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
@@ -281,17 +323,32 @@ public final class ExtendedQueuePair {
      * copies what it needs of {@code ah} now, while it is held.
      */
     public ExtendedQueuePair setUdAddress(AddressHandle ah, int remoteQpn, int remoteQkey) {
-        call(setter(setUdAddrOp, "wr_set_ud_addr"), ah, SET_UD_ADDR, null, remoteQpn, remoteQkey, 0, 0);
+        boolean c = setter(setUdAddrOp, "wr_set_ud_addr");
+        try {
+            ah.enterCall();
+            try {
+                WR_SET_UD_ADDR.invokeExact(setUdAddrOp, qpx, ah.handle(), remoteQpn, remoteQkey);
+            } finally {
+                ah.exitCall();
+            }
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            qp.exitDataPath(c);
+        }
         return this;
     }
 
     /** Drops the work requests of the batch ({@code ibv_wr_abort()}) and closes it. */
     public void abort() {
-        MemorySegment op = setter(abortOp, "wr_abort");
+        boolean c = setter(abortOp, "wr_abort");
         try {
-            call(op, null, ABORT, NO_SEGMENT, 0, 0, 0, 0);
+            WR_ABORT.invokeExact(abortOp, qpx);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
         } finally {
             owner = null;
+            qp.exitDataPath(c);
         }
     }
 
@@ -301,70 +358,18 @@ public final class ExtendedQueuePair {
      * @throws VerbsException when the provider refuses it (nothing of the batch is posted)
      */
     public void complete() {
-        MemorySegment op = setter(completeOp, "wr_complete");
+        boolean c = setter(completeOp, "wr_complete");
         int rc;
         try {
-            rc = (int) WR_COMPLETE.invokeExact(op, qpx);
+            rc = (int) WR_COMPLETE.invokeExact(completeOp, qpx);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {
             owner = null;
-            qp.exitDataPath(counted);
+            qp.exitDataPath(c);
         }
         if (rc != 0) {
             throw new VerbsException("ibv_wr_complete", Math.abs(rc), qp.toString());
-        }
-    }
-
-    /**
-     * One {@code ibv_wr_*} downcall, taking what it needs of the arguments passed: a segment, an
-     * int and three longs. Each operation is a lambda that captures nothing, so calling one
-     * allocates nothing.
-     */
-    @FunctionalInterface
-    private interface Downcall {
-        void invoke(MemorySegment op, MemorySegment qpx, MemorySegment s, int i, long a, long b, long c) throws Throwable;
-    }
-
-    /**
-     * Makes {@code downcall} through {@code op}, which {@link #operation} or {@link #setter} entered
-     * with the queue pair held, and lets go of the queue pair. When {@code held} is given, it is
-     * held around the downcall, which gets its native handle for a null {@code s}; a held memory
-     * region must cover {@code b} bytes (unsigned int) at offset {@code c}.
-     */
-    private void call(MemorySegment op, NativeResource held, Downcall downcall, MemorySegment s, int i, long a, long b,
-                      long c) {
-        try {
-            if (held == null) {
-                downcall.invoke(op, qpx, s, i, a, b, c);
-                return;
-            }
-            if (held instanceof MemoryRegion mr && (flags & SendFlags.INLINE) == 0) {
-                // the provider copies the key, address and length: the region is only checked,
-                // as a classic post checks it (the device knows it by its key from here on); an
-                // INLINE request's data is read now, so its region is held below
-                if (mr.isClosed()) {
-                    throw new IllegalStateException("wr_set_sge names " + mr + ", which is closed");
-                }
-                if (!mr.covers(c, Integer.toUnsignedLong((int) b))) {
-                    throw WorkRequest.outside(mr, c, (int) b);
-                }
-                downcall.invoke(op, qpx, s, i, a, b, c);
-                return;
-            }
-            held.enterCall();
-            try {
-                if (held instanceof MemoryRegion mr && !mr.covers(c, Integer.toUnsignedLong((int) b))) {
-                    throw WorkRequest.outside(mr, c, (int) b);
-                }
-                downcall.invoke(op, qpx, s == null ? held.handle() : s, i, a, b, c);
-            } finally {
-                held.exitCall();
-            }
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            qp.exitDataPath(counted);
         }
     }
 
@@ -379,25 +384,26 @@ public final class ExtendedQueuePair {
 
     /**
      * Enters a work-request builder: the caller's open batch, the queue pair held, the next id and
-     * flags written. The caller exits the queue pair.
+     * flags written. Returns whether the call was counted; the caller exits the queue pair.
      */
-    private MemorySegment operation(MemorySegment op, String name) {
-        MemorySegment checked = setter(op, name);
+    private boolean operation(MemorySegment op, String name) {
+        boolean c = setter(op, name);
         qpx.set(ValueLayout.JAVA_LONG, WR_ID, wrId);
         qpx.set(ValueLayout.JAVA_INT, WR_FLAGS, flags);
-        return checked;
+        return c;
     }
 
-    /** Enters a call on the caller's open batch with the queue pair held; the caller exits it. */
-    private MemorySegment setter(MemorySegment op, String name) {
+    /**
+     * Enters a call on the caller's open batch with the queue pair held; returns whether the call
+     * was counted, and the caller exits the queue pair.
+     */
+    private boolean setter(MemorySegment op, String name) {
         checkOwner();
-        counted = qp.enterDataPath();
-        if (op.equals(MemorySegment.NULL)) {
-            qp.exitDataPath(counted);
+        if (op.address() == 0) {
             throw new IllegalStateException(qp + " was created without " + name
                     + " among its send operations (QueuePairInit.sendOps)");
         }
-        return op;
+        return qp.enterDataPath();
     }
 
     private static MemorySegment need(MemorySegment op, String name) {
