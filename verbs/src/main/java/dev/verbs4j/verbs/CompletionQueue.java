@@ -144,7 +144,15 @@ public final class CompletionQueue extends NativeResource {
             if (poller != null) {
                 poller.checkNoPass();
             }
-            n = (int) POLL_CQ.invokeExact(pollOp, cq, completions.capacity(), completions.segment());
+            boolean taken = completions.take();
+            MemorySegment array = taken ? completions.address() : completions.segment();
+            try {
+                n = (int) POLL_CQ.invokeExact(pollOp, cq, completions.capacity(), array);
+            } finally {
+                if (taken) {
+                    completions.release();
+                }
+            }
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {

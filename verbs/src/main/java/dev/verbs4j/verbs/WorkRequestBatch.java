@@ -46,8 +46,8 @@ abstract sealed class WorkRequestBatch implements AutoCloseable permits SendRequ
         this.arena = confined ? Arena.ofConfined() : Arena.ofShared();
         this.wrs = arena.allocate(wrLayout, capacity);
         this.sges = arena.allocate(ibv_sge.layout(), (long) capacity * maxSge);
-        this.chain = new WorkRequestChain(arena, wrs, sges, wrLayout.byteSize(), nextOffset, sgListOffset, capacity,
-                (long) maxSge * SGE_SIZE);
+        this.chain = new WorkRequestChain(arena, confined, wrs, sges, wrLayout.byteSize(), nextOffset, sgListOffset,
+                capacity, (long) maxSge * SGE_SIZE);
         this.guard = new PostGuard(confined);
         this.regions = new MemoryRegion[capacity * maxSge];
         this.sgeCounts = new int[capacity];
@@ -136,6 +136,7 @@ abstract sealed class WorkRequestBatch implements AutoCloseable permits SendRequ
     /** Frees the native memory (and the copies of inline data). */
     @Override
     public void close() {
+        guard.close(this);
         arena.close();
     }
 }

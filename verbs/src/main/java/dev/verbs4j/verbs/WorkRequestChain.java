@@ -14,6 +14,11 @@ import java.lang.invoke.MethodHandle;
  * {@code next} fields, each pointing at its own slice of a scatter/gather array, plus the
  * {@code bad_wr} out-parameter. Posting cuts the chain after {@code count} requests, calls the
  * provider and restores the link, allocating nothing. Memory belongs to the batch's arena.
+ *
+ * <p>A shared batch hands the provider its requests and {@code bad_wr} by address: the batch's
+ * {@link PostGuard}, taken for the whole post, refuses a close meanwhile, which is what a shared
+ * arena's acquire and release around the downcall would do, at two atomic operations per post
+ * fewer. A confined batch passes its segments, whose arena checks the thread.
  */
 final class WorkRequestChain {
 
@@ -25,17 +30,22 @@ final class WorkRequestChain {
 
     private final MemorySegment wrs;
     private final MemorySegment badWr;
+    /** What the downcall gets: the segments (confined) or their addresses (shared, see above). */
+    private final MemorySegment wrsArgument;
+    private final MemorySegment badWrArgument;
     private final long wrSize;
     private final long nextOffset;
     private final int capacity;
 
-    WorkRequestChain(Arena arena, MemorySegment wrs, MemorySegment sges, long wrSize, long nextOffset, long sgListOffset,
+    WorkRequestChain(Arena arena, boolean confined, MemorySegment wrs, MemorySegment sges, long wrSize, long nextOffset, long sgListOffset,
                      int capacity, long sgeStride) {
         this.wrs = wrs;
         this.wrSize = wrSize;
         this.nextOffset = nextOffset;
         this.capacity = capacity;
         this.badWr = arena.allocate(ValueLayout.ADDRESS);
+        this.wrsArgument = confined ? wrs : MemorySegment.ofAddress(wrs.address());
+        this.badWrArgument = confined ? badWr : MemorySegment.ofAddress(badWr.address());
         for (int i = 0; i < capacity; i++) {
             long base = i * wrSize;
             wrs.set(ValueLayout.ADDRESS, base + sgListOffset, sges.asSlice(i * sgeStride));
@@ -49,7 +59,8 @@ final class WorkRequestChain {
 
     /**
      * Posts the first {@code count} requests to {@code target} through the provider operation
-     * {@code op} ({@code int (*)(target, wr, bad_wr)}); returns the provider's result.
+     * {@code op} ({@code int (*)(target, wr, bad_wr)}); returns the provider's result. The caller
+     * holds the batch's {@link PostGuard}.
      */
     int post(MemorySegment op, MemorySegment target, int count) {
         long lastNext = (count - 1) * wrSize + nextOffset;
@@ -57,7 +68,7 @@ final class WorkRequestChain {
             wrs.set(ValueLayout.JAVA_LONG, lastNext, 0L);
         }
         try {
-            return (int) POST.invokeExact(op, target, wrs, badWr);
+            return (int) POST.invokeExact(op, target, wrsArgument, badWrArgument);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
         } finally {

@@ -137,6 +137,75 @@ class NullProviderTest {
     }
 
     @Test
+    void aClosedSharedBatchOrCompletionArrayIsRefusedAndNeverReachesTheProvider() {
+        try (NullProvider np = NullProvider.open()) {
+            SendRequests sends = new SendRequests(4, 1);
+            ReceiveRequests receives = new ReceiveRequests(4, 1);
+            WorkCompletions wcs = new WorkCompletions(4);
+            for (int i = 0; i < 4; i++) {
+                sends.reset(i).wrId(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(np.memoryRegion(), 0, 8);
+                receives.reset(i).wrId(i).sge(np.memoryRegion(), 8, 8);
+            }
+            np.queuePair().postSend(sends, 4);
+            assertThat(np.completionQueue().poll(wcs)).isEqualTo(4);
+            sends.close();
+            receives.close();
+            wcs.close();
+            long posted = np.posted();
+            long polled = np.polled();
+            assertThatThrownBy(() -> np.queuePair().postSend(sends, 4))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("SendRequests is closed");
+            assertThatThrownBy(() -> np.queuePair().postReceive(receives, 1))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("ReceiveRequests is closed");
+            assertThatThrownBy(() -> np.completionQueue().poll(wcs))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("WorkCompletions is closed");
+            assertThat(np.posted()).isEqualTo(posted);
+            assertThat(np.polled()).isEqualTo(polled);
+        }
+    }
+
+    @Test
+    void concurrentPollsIntoOneSharedArrayWhileItClosesEndInExceptionsOnly() throws Exception {
+        try (NullProvider np = NullProvider.open()) {
+            for (int round = 0; round < 20; round++) {
+                WorkCompletions wcs = new WorkCompletions(8);
+                java.util.concurrent.atomic.AtomicLong polls = new java.util.concurrent.atomic.AtomicLong();
+                java.util.concurrent.atomic.AtomicReference<Throwable> unexpected = new java.util.concurrent.atomic.AtomicReference<>();
+                Runnable poller = () -> {
+                    try {
+                        while (true) {
+                            np.completionQueue().poll(wcs);
+                            polls.incrementAndGet();
+                        }
+                    } catch (IllegalStateException e) {
+                        // the array closed under the loop
+                    } catch (Throwable t) {
+                        unexpected.set(t);
+                    }
+                };
+                Thread a = Thread.ofPlatform().start(poller);
+                Thread b = Thread.ofPlatform().start(poller);
+                while (polls.get() < 1000) {
+                    Thread.onSpinWait();
+                }
+                // a close while a poll fills the array is refused; one of the retries lands between polls
+                while (true) {
+                    try {
+                        wcs.close();
+                        break;
+                    } catch (IllegalStateException e) {
+                        assertThat(e).hasMessageContaining("WorkCompletions is being filled by a poll");
+                    }
+                }
+                a.join(10_000);
+                b.join(10_000);
+                assertThat(a.isAlive() || b.isAlive()).isFalse();
+                assertThat(unexpected.get()).isNull();
+            }
+        }
+    }
+
+    @Test
     void theExtendedQueuePairPostsThroughTheProvidersWrFunctions() {
         try (NullProvider np = NullProvider.open();
              WorkCompletions wcs = new WorkCompletions(32)) {
