@@ -33,7 +33,8 @@
  *       {@link dev.verbs4j.verbs.ProtectionDomain#registerUnchecked}, whose name says that the
  *       caller keeps it alive.</li>
  *   <li><b>Threads.</b> Objects may be used from any thread. A send or receive batch is filled and
- *       posted by one thread at a time (a concurrent post of the same batch is refused); an
+ *       posted by one thread at a time (a concurrent post of the same batch is refused, and so
+ *       is closing a batch or completion array while a post or poll uses it); an
  *       extended send batch ({@link dev.verbs4j.verbs.ExtendedQueuePair}) and an extended polling
  *       pass ({@link dev.verbs4j.verbs.ExtendedPoller}) belong to the thread that started them.</li>
  *   <li><b>Confinement, the fast path.</b> Counting the calls in progress costs atomic operations
