@@ -105,6 +105,7 @@ public final class ExtendedQueuePair {
 
     /** Sets the id of the next work request. */
     public ExtendedQueuePair wrId(long id) {
+        qp.ensureOpen();
         checkOwner();
         this.wrId = id;
         return this;
@@ -112,6 +113,7 @@ public final class ExtendedQueuePair {
 
     /** Sets the {@link SendFlags} of the next work request. */
     public ExtendedQueuePair flags(int sendFlags) {
+        qp.ensureOpen();
         checkOwner();
         this.flags = sendFlags;
         return this;
