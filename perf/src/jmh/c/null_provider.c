@@ -2,6 +2,7 @@
 #include "null_provider.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/eventfd.h>
 
@@ -31,6 +32,12 @@ static struct {
     struct ibv_cq cq;
     struct ibv_qp qp;
     struct np_verbs_qp qpx; /* the extended QP (ibv_wr_* API) on the same ring */
+    /*
+     * The extended QP's send queue lock, as providers keep one: wr_start takes it and wr_complete
+     * or wr_abort give it back, so it is held across the caller's code between them; a classic
+     * post_send on that QP takes it too.
+     */
+    pthread_spinlock_t sq_lock;
     uint64_t wr_tail;       /* ring[tail .. wr_tail) recorded since wr_start, not yet completed */
     int wr_full;            /* a recorded request found the ring full: wr_complete fails */
     struct ibv_mr mr;
@@ -63,9 +70,21 @@ static enum ibv_wc_opcode wc_opcode(enum ibv_wr_opcode op)
     }
 }
 
+static int np_post_send_locked(struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr);
+
 static int np_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
-    (void) qp;
+    if (qp != &np.qpx.qp) {
+        return np_post_send_locked(wr, bad_wr);
+    }
+    pthread_spin_lock(&np.sq_lock);
+    int rc = np_post_send_locked(wr, bad_wr);
+    pthread_spin_unlock(&np.sq_lock);
+    return rc;
+}
+
+static int np_post_send_locked(struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
+{
     for (; wr; wr = wr->next) {
         if (!(wr->send_flags & IBV_SEND_SIGNALED)) {
             np.posted++;
@@ -133,6 +152,7 @@ static int np_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 static void np_wr_start(struct ibv_qp_ex *qpx)
 {
     (void) qpx;
+    pthread_spin_lock(&np.sq_lock);
     np.wr_tail = np.tail;
     np.wr_full = 0;
 }
@@ -166,16 +186,20 @@ static void np_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, u
 static int np_wr_complete(struct ibv_qp_ex *qpx)
 {
     (void) qpx;
+    int rc = 0;
     if (np.wr_full) {
-        return ENOMEM;
+        rc = ENOMEM;
+    } else {
+        np.tail = np.wr_tail;
     }
-    np.tail = np.wr_tail;
-    return 0;
+    pthread_spin_unlock(&np.sq_lock);
+    return rc;
 }
 
 static void np_wr_abort(struct ibv_qp_ex *qpx)
 {
     (void) qpx;
+    pthread_spin_unlock(&np.sq_lock);
 }
 
 struct np_objects *np_open(void)
@@ -191,6 +215,7 @@ struct np_objects *np_open(void)
         return NULL;
     }
     ctx->num_comp_vectors = 1;
+    pthread_spin_init(&np.sq_lock, PTHREAD_PROCESS_PRIVATE);
     ctx->ops.post_send = np_post_send;
     ctx->ops.post_recv = np_post_recv;
     ctx->ops.poll_cq = np_poll_cq;

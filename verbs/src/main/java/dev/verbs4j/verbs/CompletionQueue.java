@@ -141,20 +141,16 @@ public final class CompletionQueue extends NativeResource {
         int n;
         boolean counted = enterDataPath();
         try {
-            if (poller != null) {
-                poller.checkNoPass();
-            }
-            boolean taken = completions.take();
-            MemorySegment array = taken ? completions.address() : completions.segment();
-            try {
-                n = (int) POLL_CQ.invokeExact(pollOp, cq, completions.capacity(), array);
-            } finally {
-                if (taken) {
-                    completions.release();
+            if (poller == null) {
+                n = poll(completions, completions.capacity());
+            } else {
+                poller.beginClassicPoll();
+                try {
+                    n = poll(completions, completions.capacity());
+                } finally {
+                    poller.endClassicPoll();
                 }
             }
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
         } finally {
             exitDataPath(counted);
         }
@@ -163,6 +159,21 @@ public final class CompletionQueue extends NativeResource {
         }
         completions.filled(n);
         return n;
+    }
+
+    /** The {@code poll_cq} downcall into {@code completions}, held open meanwhile. */
+    private int poll(WorkCompletions completions, int capacity) {
+        boolean taken = completions.take();
+        MemorySegment array = taken ? completions.address() : completions.segment();
+        try {
+            return (int) POLL_CQ.invokeExact(pollOp, cq, capacity, array);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        } finally {
+            if (taken) {
+                completions.release();
+            }
+        }
     }
 
     /**

@@ -12,6 +12,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -68,6 +69,14 @@ public final class ExtendedPoller {
     private final MemorySegment readWcFlagsOp;
     /** The thread whose polling pass is open, or null. */
     private final AtomicReference<Thread> polling = new AtomicReference<>();
+    /**
+     * Classic polls ({@link CompletionQueue#poll}) in progress: the provider holds the queue's lock
+     * from {@code start_poll} to {@code end_poll}, across Java code, so a classic poll must never
+     * wait for it inside its downcall (that would hold up every safepoint, the pass's owner's
+     * too). A poll counts itself, then looks for a pass; a pass takes {@code polling}, then waits
+     * for the counted polls to leave.
+     */
+    private final AtomicInteger classicPolls = new AtomicInteger();
 
     ExtendedPoller(CompletionQueue owner, MemorySegment cqEx) {
         this.owner = owner;
@@ -107,6 +116,10 @@ public final class ExtendedPoller {
         if (other != null) {
             throw new IllegalStateException(other == me ? "start() again before end()"
                     : "a polling pass of " + other + " is open: one at a time");
+        }
+        // polls that counted themselves before the pass was taken finish without the provider's lock
+        while (classicPolls.get() != 0) {
+            Thread.onSpinWait();
         }
         int rc;
         try {
@@ -155,7 +168,6 @@ public final class ExtendedPoller {
     /** Ends polling ({@code ibv_end_poll()}), after a {@link #start()} that returned true. */
     public void end() {
         checkPolling();
-        polling.set(null);
         owner.enterCall();
         try {
             END_POLL.invokeExact(endOp, cq);
@@ -163,6 +175,8 @@ public final class ExtendedPoller {
             throw Ibv.unchecked(t);
         } finally {
             owner.exitCall();
+            // only now: a classic poll let in earlier would find the provider's lock still held
+            polling.set(null);
         }
     }
 
@@ -244,12 +258,22 @@ public final class ExtendedPoller {
         }
     }
 
-    /** Refuses a classic poll while a pass is open: the provider would wait for its lock for ever. */
-    void checkNoPass() {
+    /**
+     * Begins a classic poll: refused while a pass is open (the provider would wait for its lock
+     * until the pass ends); otherwise no pass starts until {@link #endClassicPoll()}.
+     */
+    void beginClassicPoll() {
+        classicPolls.getAndIncrement();
         Thread p = polling.get();
         if (p != null) {
+            classicPolls.getAndDecrement();
             throw new IllegalStateException("a polling pass of the extended API (" + p + ") is open: end() it before poll");
         }
+    }
+
+    /** Ends what {@link #beginClassicPoll()} began. */
+    void endClassicPoll() {
+        classicPolls.getAndDecrement();
     }
 
     private void checkPolling() {

@@ -50,10 +50,12 @@ public final class ExtendedQueuePair {
     private static final long WR_ID = ibv_qp_ex.wr_id$offset();
     private static final long WR_FLAGS = ibv_qp_ex.wr_flags$offset();
     private static final VarHandle OWNER;
+    private static final VarHandle CLASSIC_POSTS;
 
     static {
         try {
             OWNER = MethodHandles.lookup().findVarHandle(ExtendedQueuePair.class, "owner", Thread.class);
+            CLASSIC_POSTS = MethodHandles.lookup().findVarHandle(ExtendedQueuePair.class, "classicPosts", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -79,6 +81,16 @@ public final class ExtendedQueuePair {
     /** The thread whose batch is open, or null. */
     @SuppressWarnings("unused") // through OWNER
     private volatile Thread owner;
+    /**
+     * Classic posts ({@link QueuePair#postSend}) in progress. The provider holds its send queue's
+     * lock from {@code wr_start} to {@code wr_complete}, across Java code; a classic post waiting
+     * for that lock inside a downcall that does not leave the Java thread state would hold up
+     * every safepoint, and with it the batch's owner. So a post counts itself and then looks for
+     * a batch, a batch takes the owner and then waits for the counted posts to leave: one of the
+     * two always sees the other.
+     */
+    @SuppressWarnings("unused") // through CLASSIC_POSTS
+    private volatile int classicPosts;
     /** The id and flags of the next work request, written into the {@code ibv_qp_ex} by each operation. */
     private long wrId;
     private int flags;
@@ -130,6 +142,10 @@ public final class ExtendedQueuePair {
         if (other != null) {
             throw new IllegalStateException(other == me ? "start() again before complete() or abort()"
                     : "a batch of " + other + " is open on " + qp + ": one batch at a time");
+        }
+        // posts that counted themselves before the owner was set finish without the provider's lock
+        while ((int) CLASSIC_POSTS.getVolatile(this) != 0) {
+            Thread.onSpinWait();
         }
         boolean started = false;
         try {
@@ -375,13 +391,23 @@ public final class ExtendedQueuePair {
         }
     }
 
-    /** Refuses a classic post while a batch is open: the provider would wait for its lock for ever. */
-    void checkNoBatch() {
+    /**
+     * Begins a classic post: refused while a batch is open (the provider would wait for its lock
+     * until the batch completes); otherwise no batch starts until {@link #endClassicPost()}.
+     */
+    void beginClassicPost() {
+        CLASSIC_POSTS.getAndAdd(this, 1);
         Thread other = owner;
         if (other != null) {
+            CLASSIC_POSTS.getAndAdd(this, -1);
             throw new IllegalStateException("a batch of the extended API (" + other + ") is open on " + qp
                     + ": complete() or abort() it before postSend");
         }
+    }
+
+    /** Ends what {@link #beginClassicPost()} began. */
+    void endClassicPost() {
+        CLASSIC_POSTS.getAndAdd(this, -1);
     }
 
     /**

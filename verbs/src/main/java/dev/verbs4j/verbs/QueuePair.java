@@ -485,10 +485,16 @@ public final class QueuePair extends NativeResource {
         int rc;
         boolean counted = enterDataPath();
         try {
-            if (extended != null) {
-                extended.checkNoBatch();
+            if (extended == null) {
+                rc = batch.post(this, postSendOp, qp, count);
+            } else {
+                extended.beginClassicPost();
+                try {
+                    rc = batch.post(this, postSendOp, qp, count);
+                } finally {
+                    extended.endClassicPost();
+                }
             }
-            rc = batch.post(this, postSendOp, qp, count);
         } finally {
             exitDataPath(counted);
         }
