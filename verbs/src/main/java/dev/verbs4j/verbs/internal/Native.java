@@ -6,6 +6,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 
@@ -25,6 +26,16 @@ public final class Native {
     private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
 
     private Native() {
+    }
+
+    /** libibverbs' exported functions that the generated bindings leave out (loaded once, never unloaded). */
+    private static final class Verbs {
+        static final SymbolLookup LOOKUP = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
+    }
+
+    /** The address of the exported libibverbs function {@code name}. */
+    public static MemorySegment verbsFunction(String name) {
+        return Verbs.LOOKUP.find(name).orElseThrow(() -> new IllegalStateException("libibverbs lacks " + name));
     }
 
     /** A handle on {@code address} whose first parameter is a capture segment receiving errno. */
