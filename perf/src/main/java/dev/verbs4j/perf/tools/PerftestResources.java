@@ -67,6 +67,7 @@ final class PerftestResources {
     /** UD over RDMA CM: per queue pair, the peer's QPN and Q_Key as the connection manager gave them. */
     private int[] peerQpn;
     private int[] peerQkey;
+    private boolean attachedMulticast;
     private SendRequests[] sends;
     private ReceiveRequests[] recvs;
     private WorkCompletions wcs;
@@ -424,6 +425,40 @@ final class PerftestResources {
                 }
             }
         }
+    }
+
+    /**
+     * Multicast ({@link Multicast#attaches}): attaches every queue pair to this side's group and
+     * makes the group (MLID 0, QPN 0xffffff) its description for the peer, as perftest's
+     * send_set_up_connection does.
+     */
+    void attachMulticast() throws ToolExit {
+        byte[] group = Multicast.group(o);
+        if (group == null) {
+            throw exit(" Invalid MGID " + o.mgid + ": 16 numbers separated by colons", 1);
+        }
+        if (!device.headerInfo(relaxed).ethernet()) {
+            // InfiniBand: perftest registers the group with the subnet administrator first; these tools do not
+            err.print("Couldn't Register the Mcast group on the SM\n");
+            throw exit(" Unable to set up socket connection", 1);
+        }
+        Gid mgid = Gid.of(group);
+        for (int i = 0; i < o.numQps; i++) {
+            try {
+                qps[i].attachMulticast(mgid, 0);
+            } catch (RuntimeException e) {
+                err.print("Couldn't attach QP to MultiCast group");
+                throw exit(" Unable to set up socket connection", 1);
+            }
+            attachedMulticast = true;
+            Wire.Dest d = my[i];
+            my[i] = new Wire.Dest(0, d.outReads(), Multicast.QPN, d.psn(), d.rkey(), d.vaddr(), group, d.srqn());
+        }
+    }
+
+    /** Whether {@link #attachMulticast} attached a queue pair to a group. */
+    boolean attachedMulticast() {
+        return attachedMulticast;
     }
 
     /** UD over RDMA CM: sends of queue pair {@code i} go to {@code qpn} with {@code qkey} through {@code ah}. */
