@@ -151,23 +151,14 @@ final class PerftestResources {
         return "Input/output error";
     }
 
-    /** The free huge pages of the machine in bytes ({@code /proc/meminfo}); 0 when unknown. */
-    private static long freeHugePageBytes() {
-        long free = 0;
-        long size = 0;
+    /** --use_hugepages: {@code size} bytes in huge pages, or perftest's messages when there are not enough free. */
+    private MemorySegment hugePages(long size) throws ToolExit {
         try {
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
-                String[] w = line.trim().split("\\s+");
-                if (w[0].equals("HugePages_Free:")) {
-                    free = Long.parseLong(w[1]);
-                } else if (w[0].equals("Hugepagesize:")) {
-                    size = Long.parseLong(w[1]) * 1024;
-                }
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            return 0;
+            return arena.allocateHugePages(size);
+        } catch (RuntimeException e) {
+            err.print("Failed to allocate hugepages. Please configure hugepages\n");
+            throw noRegion("Failed to allocate hugepage region.");
         }
-        return free * size;
     }
 
     // ---- the objects ----
@@ -200,29 +191,22 @@ final class PerftestResources {
                 throw noRegion(" Receive is not supported for RC transport.");
             }
         }
-        if (o.useHugepages) {
-            long huge = 2L * 1024 * 1024;
-            if (freeHugePageBytes() < (total + huge - 1) / huge * huge) {
-                err.print("Failed to allocate hugepages. Please configure hugepages\n");
-                throw noRegion("Failed to allocate hugepage region.");
-            }
-            err.print(" " + o.program + ": --use_hugepages is not supported by verbs4j (its buffers are not in huge pages)\n");
-            throw new ToolExit(1);
-        }
         // --mr_per_qp: a buffer (send half, then the half the peer reaches) and a region per queue pair
         perQp = o.mrPerQp && o.numQps > 1;
         bufs = new MemorySegment[perQp ? o.numQps : 1];
         try {
             arena = RdmaArena.ofShared();
             for (int i = 0; i < bufs.length; i++) {
+                long size = perQp ? region * 2 + (o.isUd() ? cacheLine : 0) : total;
                 bufs[i] = i == 0 && o.mmapFile != null ? mapFile(perQp ? region * 2 : total)
-                        : arena.allocate(perQp ? region * 2 + (o.isUd() ? cacheLine : 0) : total, 4096);
+                        : o.useHugepages ? hugePages(size) : arena.allocate(size, 4096);
             }
         } catch (RuntimeException | OutOfMemoryError e) {
             throw exit("Couldn't allocate work buf.", 1);
         }
         buf = bufs[0];
-        if (!(o.verb == Verb.WRITE && o.kind == Kind.LAT)) {
+        // perftest zeroes a buffer in huge pages (a fresh mapping is zero) and fills the others
+        if (!(o.verb == Verb.WRITE && o.kind == Kind.LAT) && !(o.useHugepages && o.mmapFile == null)) {
             for (MemorySegment b : bufs) {
                 fillRandom(b);
             }

@@ -11,8 +11,8 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 
 /**
- * The one place where the verbs layer uses restricted FFM methods: building downcall handles and
- * giving native pointers a size. Everything else goes through these helpers.
+ * The one place where the verbs layer uses restricted FFM methods: building downcall handles,
+ * finding libibverbs' functions, giving native pointers a size and an owner. Everything else goes through these helpers.
  */
 public final class Native {
 
@@ -67,6 +67,14 @@ public final class Native {
     /** The errno a call left in {@code capture}. */
     public static int errno(MemorySegment capture) {
         return (int) ERRNO.get(capture, 0L);
+    }
+
+    /**
+     * Native memory at {@code address} of {@code byteSize} bytes that belongs to {@code arena}:
+     * {@code cleanup} runs once the arena closes (it frees the memory).
+     */
+    public static MemorySegment owned(long address, long byteSize, Arena arena, Runnable cleanup) {
+        return MemorySegment.ofAddress(address).reinterpret(byteSize, arena, s -> cleanup.run());
     }
 
     /** Gives a native pointer returned by C the size of the object it points to. */
