@@ -494,8 +494,8 @@ public final class QueuePair extends NativeResource {
      * @throws VerbsException           when the device refuses
      */
     public void attachMulticast(Gid mgid, int mlid) {
-        Group g = group(mgid, mlid);
         try (Use held = use()) {
+            Group g = group(mgid, mlid);
             groupsLock.lock();
             try {
                 if (groups.contains(g)) {
@@ -518,8 +518,8 @@ public final class QueuePair extends NativeResource {
      * @throws VerbsException           when the device refuses
      */
     public void detachMulticast(Gid mgid, int mlid) {
-        Group g = group(mgid, mlid);
         try (Use held = use()) {
+            Group g = group(mgid, mlid);
             groupsLock.lock();
             try {
                 if (!groups.contains(g)) {
@@ -533,8 +533,13 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    /** The MGIDs of the multicast groups this queue pair is attached to, in the order attached. */
+    /**
+     * The MGIDs of the multicast groups this queue pair is attached to, in the order attached.
+     *
+     * @throws IllegalStateException when closed
+     */
     public List<Gid> multicastGroups() {
+        ensureOpen();
         groupsLock.lock();
         try {
             return groups.stream().map(Group::mgid).toList();
