@@ -377,17 +377,6 @@ final class PerftestResources {
                 err.print("Failed to modify QP " + qps[i].qpNum() + " to RTR\n");
                 throw exit(" Unable to Connect the HCA's through the link", 1);
             }
-            if (o.rateLimitType == PerfOptions.RateLimitType.HW) {
-                // these tools set no static rate, and an Ethernet port takes none: perftest then limits in software
-                if (!o.rateLimitTypeGiven) {
-                    o.rateLimitType = PerfOptions.RateLimitType.SW;
-                    err.print("\u001b[31mThe QP failed to accept HW rate limit, providing SW rate limit \u001b[0m\n");
-                } else {
-                    err.print("\u001b[31mThe QP failed to accept HW rate limit  \u001b[0m\n");
-                    err.print("Failed to modify QP " + qps[i].qpNum() + " to RTR\n");
-                    throw exit(" Unable to Connect the HCA's through the link", 1);
-                }
-            }
             if (send) {
                 QueuePairAttributes rts = new QueuePairAttributes().state(QpState.RTS).sqPsn(my[i].psn());
                 if (!o.isUd() && !o.isUc()) {
@@ -406,6 +395,17 @@ final class PerftestResources {
                         err.print("Failed to create AH\n");
                         throw exit(" Unable to Connect the HCA's through the link", 1);
                     }
+                }
+            }
+            if (o.rateLimitType == PerfOptions.RateLimitType.HW) {
+                // checked after RTR, RTS and the address handle, as perftest does: these tools set no static
+                // rate, and an Ethernet port takes none, so perftest limits in software, or fails when HW was asked for
+                if (!o.rateLimitTypeGiven) {
+                    o.rateLimitType = PerfOptions.RateLimitType.SW;
+                    err.print("\u001b[31mThe QP failed to accept HW rate limit, providing SW rate limit \u001b[0m\n");
+                } else {
+                    err.print("\u001b[31mThe QP failed to accept HW rate limit  \u001b[0m\n");
+                    throw exit(" Unable to Connect the HCA's through the link", 1);
                 }
             }
         }
