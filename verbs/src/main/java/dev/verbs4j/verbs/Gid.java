@@ -51,6 +51,25 @@ public final class Gid {
         return true;
     }
 
+    /** Whether this is an IPv4 address mapped into IPv6 ({@code ::ffff:a.b.c.d}). */
+    public boolean isIpv4Mapped() {
+        for (int i = 0; i < 10; i++) {
+            if (raw[i] != 0) {
+                return false;
+            }
+        }
+        return raw[10] == (byte) 0xff && raw[11] == (byte) 0xff;
+    }
+
+    /**
+     * Whether this names a multicast group: an IPv6 multicast address ({@code ff00::/8}, as
+     * InfiniBand MGIDs are), or an IPv4 multicast address mapped into IPv6 ({@code ::ffff:224.0.0.0/100},
+     * as RoCE v2 carries IPv4 groups).
+     */
+    public boolean isMulticast() {
+        return raw[0] == (byte) 0xff || (isIpv4Mapped() && (raw[12] & 0xf0) == 0xe0);
+    }
+
     private long bigEndianLong(int from) {
         long v = 0;
         for (int i = from; i < from + 8; i++) {

@@ -17,6 +17,11 @@ import dev.verbs4j.verbs.internal.VerbsAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A queue pair ({@code struct ibv_qp}, from {@code ibv_create_qp()}): RC, UC or UD, or the two
@@ -26,14 +31,30 @@ import java.lang.invoke.MethodHandle;
  * transitions ({@link #init}, {@link #readyToReceive}, {@link #readyToSend}, {@link #toError},
  * {@link #reset}) set the attribute masks each type needs; {@link #modify} takes any. {@link
  * #postSend} and {@link #postReceive} call the provider's operations directly and allocate
- * nothing. Owned by its {@link ProtectionDomain} and closed before its completion queues;
- * closing it calls {@code ibv_destroy_qp()}.
+ * nothing. A UD queue pair joins multicast groups ({@link #attachMulticast}). Owned by its {@link
+ * ProtectionDomain} and closed before its completion queues; closing it detaches its multicast
+ * groups, then calls {@code ibv_destroy_qp()}.
  */
 public final class QueuePair extends NativeResource {
 
 
     /** The Q_Key UD queue pairs get unless told otherwise (as in the rdma-core examples). */
     public static final int DEFAULT_QKEY = 0x11111111;
+
+    /** The destination QPN of a UD send to a multicast group: every queue pair attached to it receives. */
+    public static final int MULTICAST_QPN = 0xffffff;
+
+    /** A multicast group this queue pair is attached to: its MGID and multicast LID. */
+    private record Group(Gid mgid, int mlid) {
+        @Override
+        public String toString() {
+            return "multicast group " + mgid + " (MLID 0x" + Integer.toHexString(mlid) + ")";
+        }
+    }
+
+    /** The groups attached through this object, detached before it is destroyed; guarded by groupsLock. */
+    private final Set<Group> groups = new LinkedHashSet<>();
+    private final ReentrantLock groupsLock = new ReentrantLock();
 
     private final ProtectionDomain pd;
     private final Context context;
@@ -459,6 +480,107 @@ public final class QueuePair extends NativeResource {
     }
 
     /**
+     * Attaches this UD queue pair to multicast group {@code mgid} ({@code ibv_attach_mcast()}):
+     * from now on it receives the UD sends to that group (to {@link #MULTICAST_QPN} through an
+     * address handle whose GID is {@code mgid}), as every other attached queue pair does. The
+     * group stays attached until {@link #detachMulticast} or until this queue pair closes, which
+     * detaches it first. On InfiniBand the subnet manager must know the group (its MLID); on RoCE
+     * the MLID is 0 and the group an IPv6 multicast address, or an IPv4 one mapped into IPv6.
+     *
+     * @param mgid the group: a multicast GID ({@link Gid#isMulticast()})
+     * @param mlid the group's multicast LID: 0 (RoCE) or 0xc000 to 0xfffe
+     * @throws IllegalStateException    when this is not a UD queue pair, or it is attached to the group already
+     * @throws IllegalArgumentException when {@code mgid} is not a multicast GID or {@code mlid} no multicast LID
+     * @throws VerbsException           when the device refuses
+     */
+    public void attachMulticast(Gid mgid, int mlid) {
+        try (Use held = use()) {
+            Group g = group(mgid, mlid);
+            groupsLock.lock();
+            try {
+                if (groups.contains(g)) {
+                    throw new IllegalStateException(describe() + " is attached to " + g + " already");
+                }
+                Ibv.check(callMulticast(true, g), "ibv_attach_mcast", describe() + ", " + g);
+                groups.add(g);
+            } finally {
+                groupsLock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Detaches this queue pair from a multicast group that {@link #attachMulticast} attached it to
+     * ({@code ibv_detach_mcast()}): it receives no more of the group's sends.
+     *
+     * @throws IllegalStateException    when it is not attached to that group (through this object)
+     * @throws IllegalArgumentException when {@code mgid} is not a multicast GID or {@code mlid} no multicast LID
+     * @throws VerbsException           when the device refuses
+     */
+    public void detachMulticast(Gid mgid, int mlid) {
+        try (Use held = use()) {
+            Group g = group(mgid, mlid);
+            groupsLock.lock();
+            try {
+                if (!groups.contains(g)) {
+                    throw new IllegalStateException(describe() + " is not attached to " + g);
+                }
+                Ibv.check(callMulticast(false, g), "ibv_detach_mcast", describe() + ", " + g);
+                groups.remove(g);
+            } finally {
+                groupsLock.unlock();
+            }
+        }
+    }
+
+    /**
+     * The MGIDs of the multicast groups this queue pair is attached to, in the order attached.
+     *
+     * @throws IllegalStateException when closed
+     */
+    public List<Gid> multicastGroups() {
+        ensureOpen();
+        groupsLock.lock();
+        try {
+            return groups.stream().map(Group::mgid).toList();
+        } finally {
+            groupsLock.unlock();
+        }
+    }
+
+    /** The group of {@code mgid} and {@code mlid} after the checks that need no device. */
+    private Group group(Gid mgid, int mlid) {
+        checkMulticast(type, mgid, mlid);
+        return new Group(mgid, mlid);
+    }
+
+    /** Checks a multicast attach or detach of a queue pair of {@code type}. */
+    static void checkMulticast(QpType type, Gid mgid, int mlid) {
+        if (type != QpType.UD) {
+            throw new IllegalStateException("only UD queue pairs join multicast groups; this one is " + type);
+        }
+        if (mgid == null) {
+            throw new IllegalArgumentException("mgid is null");
+        }
+        if (!mgid.isMulticast()) {
+            throw new IllegalArgumentException("mgid " + mgid
+                    + " is no multicast GID (ff00::/8, or an IPv4 group ::ffff:224.0.0.0/100)");
+        }
+        if (mlid != 0 && (mlid < 0xc000 || mlid > 0xfffe)) {
+            throw new IllegalArgumentException("mlid 0x" + Integer.toHexString(mlid)
+                    + " is no multicast LID (0 on RoCE, else 0xc000 to 0xfffe)");
+        }
+    }
+
+    private int callMulticast(boolean attach, Group g) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment gid = arena.allocate(Gid.BYTES, 8);
+            gid.copyFrom(MemorySegment.ofArray(g.mgid().raw()));
+            return Ibv.multicast(attach, qp, gid, (short) g.mlid());
+        }
+    }
+
+    /**
      * Confines this queue pair's data path to the calling thread: its {@link #postSend} and {@link
      * #postReceive} from this thread take no atomic operation (with confined batches, {@link
      * SendRequests#confined}, none at all), and in exchange only this thread may close the queue
@@ -537,13 +659,47 @@ public final class QueuePair extends NativeResource {
     @Override
     protected void destroy() {
         context.untrack(qp.address());
+        // a queue pair still attached to a group cannot be destroyed (EBUSY): detach first
+        RuntimeException failure = null;
+        List<Group> attached;
+        groupsLock.lock();
+        try {
+            attached = new ArrayList<>(groups);
+            groups.clear();
+        } finally {
+            groupsLock.unlock();
+        }
+        for (Group g : attached) {
+            int rc = callMulticast(false, g);
+            if (rc != 0) {
+                VerbsException e = new VerbsException("ibv_detach_mcast", rc, describe() + ", " + g);
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
         if (borrowed) {
+            if (failure != null) {
+                throw failure;
+            }
             return;
         }
-        if (factory != null) {
-            factory.destroy(qp);
-        } else {
-            Ibv.check(rdma_core_h.ibv_destroy_qp(qp), "ibv_destroy_qp", describe());
+        try {
+            if (factory != null) {
+                factory.destroy(qp);
+            } else {
+                Ibv.check(rdma_core_h.ibv_destroy_qp(qp), "ibv_destroy_qp", describe());
+            }
+        } catch (RuntimeException e) {
+            if (failure != null) {
+                e.addSuppressed(failure);
+            }
+            throw e;
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 

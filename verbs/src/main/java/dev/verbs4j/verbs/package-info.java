@@ -13,7 +13,7 @@
  *       first (a context its domains and queues, a domain its regions, windows, queue pairs and
  *       address handles), and an object closes before what it uses (a queue pair before its
  *       completion queues, a completion queue before its channel, a window before the region it
- *       is bound to). Every call that touches a native object holds it for its duration; a
+ *       is bound to; a queue pair leaves its multicast groups before it is destroyed). Every call that touches a native object holds it for its duration; a
  *       close waits for the calls in progress, and calls after it throw
  *       {@link java.lang.IllegalStateException}. Creating an object holds its parent and the
  *       objects it uses the same way.</li>

@@ -227,28 +227,10 @@ final class OptionDependencies {
         if (o.reportPerPort && (o.duration == 0 || !o.dualport)) {
             return fatal("report per port feature work only with Duration and Dualport");
         }
-        String missing = notImplemented();
-        if (missing != null) {
-            err.print(" " + o.program + ": " + missing + " is not supported by verbs4j\n");
-            o.quietExit = true;
-            return 1;
-        }
         if (o.isUd() && o.inlineSize > PerfOptions.MAX_INLINE_UD) {
             out.print(PerfOutput.RESULT_LINE);
             err.print("Setting inline size to " + PerfOptions.MAX_INLINE_UD + " (Max inline size in UD)\n");
             o.inlineSize = PerfOptions.MAX_INLINE_UD;
-        }
-        return null;
-    }
-
-    /**
-     * The first option given that these tools accept as perftest does but do not run yet, or null.
-     * perftest accepts them on Soft-RoCE too, so a pair with one of them refused here fails where
-     * a C pair would run.
-     */
-    private String notImplemented() {
-        if (o.useMcg || o.mgid != null) {
-            return "--mcg";
         }
         return null;
     }

@@ -45,9 +45,12 @@ final class PerfOutput {
         if (o.postList > 1) {
             s.append("Post List ");
         }
-        s.append(o.kind == PerfOptions.Kind.BW ? "BW " : "Latency ").append("Test\n");
+        s.append(o.kind == PerfOptions.Kind.BW ? "BW " : "Latency ").append(o.useMcg ? "Multicast " : "").append("Test\n");
         if (o.events) {
             s.append(" Test with events. Using ").append(h.device()).append("_comp").append(o.eqNum).append('\n');
+        }
+        if (o.useMcg) {
+            s.append(" MultiCast runs on UD!\n");
         }
         s.append(" Dual-port       : ").append(o.dualport ? "ON" : "OFF").append("\t\tDevice         : ").append(h.device()).append('\n');
         s.append(" Number of qps   : ").append(o.numQps).append("\t\tTransport type : IB\n");
@@ -110,7 +113,10 @@ final class PerfOutput {
             s.append(" RKey ").append(alt(d.rkey() & 0xffffffffL, 8)).append(" VAddr ").append(alt(d.vaddr(), 16));
         }
         s.append('\n');
-        s.append(" GID: ");
+        // multicast: the server's own line and the client's line of the server name the group (perftest's "MGID")
+        boolean local = side.equals("local");
+        boolean group = o.useMcg && (o.duplex || (local && !o.isClient()) || (!local && o.isClient()));
+        s.append(group ? " MGID: " : " GID: ");
         byte[] g = d.gid();
         for (int i = 0; i < g.length; i++) {
             if (i > 0) {
@@ -366,9 +372,12 @@ final class PerfOutput {
         } else {
             s.append("Latency_");
         }
-        s.append("Test,\n");
+        s.append(o.useMcg ? "Multicast_" : "").append("Test,\n");
         if (o.events) {
             s.append("Test with events: Using_").append(h.device()).append("_comp").append(o.eqNum).append(",\n");
+        }
+        if (o.useMcg) {
+            s.append(" MultiCast_runs: on_UD,\n");
         }
         s.append("Dual_port: OFF,\nDevice: \"").append(h.device()).append("\",\n");
         s.append("Number_of_qps: ").append(o.numQps).append(",\nTransport_type: IB,\n");

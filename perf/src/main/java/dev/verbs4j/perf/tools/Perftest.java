@@ -32,6 +32,8 @@ final class Perftest {
     CmRun cm;
     /** The counters of -W, else null. */
     private PortCounters counters;
+    /** Whether the send tools' measurement started (perftest's error paths differ before and after). */
+    private boolean testStarted;
 
     /** -W: the counters read at the start (perftest opens them with its control channel's resources). */
     private void openCounters(Device found) throws ToolExit {
@@ -103,6 +105,9 @@ final class Perftest {
         keys.openTcp();
         keys.prefix();
         createResources(false);
+        if (Multicast.attaches(o)) {
+            resources.attachMulticast();
+        }
         out.print(PerfOutput.header(o, resources.headerInfo()));
         return sequence();
     }
@@ -123,9 +128,14 @@ final class Perftest {
         switch (o.verb) {
             case SEND -> {
                 keys.keysAll();
+                if (o.useMcg) {
+                    joinSender();
+                }
                 connect(lat || o.isClient() || o.duplex);
                 keys.barrier();
                 keys.printAddresses();
+                // from here perftest's failures leave without destroying anything, and its end detaches the group
+                testStarted = true;
                 return lat ? new LatencyLoops(run, duration).sendLatency()
                         : new BandwidthLoops(run, duration).sendBandwidth();
             }
@@ -144,6 +154,26 @@ final class Perftest {
                 return new BandwidthLoops(run, duration).rdmaBandwidth();
             }
             default -> throw new IllegalStateException();
+        }
+    }
+
+    /**
+     * Multicast, once the peer's group is known: perftest joins the sending port to it (a subnet
+     * administrator request on InfiniBand only), and ib_send_bw's client then waits 50 ms for the
+     * join to reach the switches.
+     */
+    private void joinSender() throws ToolExit {
+        boolean bwSender = o.kind == Kind.BW && (o.isClient() || o.duplex);
+        if (!resources.headerInfo().ethernet() && (bwSender || o.kind == Kind.LAT)) {
+            throw exit(bwSender ? " Unable to Join Sender to Mcast gid" : " Failed to Join Mcast request", 1);
+        }
+        if (bwSender) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw exit(" Interrupted while waiting for the peer", 1);
+            }
         }
     }
 
@@ -194,6 +224,9 @@ final class Perftest {
             cm.disconnect();
         } else {
             keys.close();
+        }
+        if (resources.attachedMulticast() && !testStarted && o.kind == Kind.BW) {
+            err.print(Multicast.busyTearDown());
         }
         resources.close();
         device.close();

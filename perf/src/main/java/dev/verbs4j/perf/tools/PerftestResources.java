@@ -67,6 +67,7 @@ final class PerftestResources {
     /** UD over RDMA CM: per queue pair, the peer's QPN and Q_Key as the connection manager gave them. */
     private int[] peerQpn;
     private int[] peerQkey;
+    private boolean attachedMulticast;
     private SendRequests[] sends;
     private ReceiveRequests[] recvs;
     private WorkCompletions wcs;
@@ -150,23 +151,14 @@ final class PerftestResources {
         return "Input/output error";
     }
 
-    /** The free huge pages of the machine in bytes ({@code /proc/meminfo}); 0 when unknown. */
-    private static long freeHugePageBytes() {
-        long free = 0;
-        long size = 0;
+    /** --use_hugepages: {@code size} bytes in huge pages, or perftest's messages when there are not enough free. */
+    private MemorySegment hugePages(long size) throws ToolExit {
         try {
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
-                String[] w = line.trim().split("\\s+");
-                if (w[0].equals("HugePages_Free:")) {
-                    free = Long.parseLong(w[1]);
-                } else if (w[0].equals("Hugepagesize:")) {
-                    size = Long.parseLong(w[1]) * 1024;
-                }
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            return 0;
+            return arena.allocateHugePages(size);
+        } catch (RuntimeException e) {
+            err.print("Failed to allocate hugepages. Please configure hugepages\n");
+            throw noRegion("Failed to allocate hugepage region.");
         }
-        return free * size;
     }
 
     // ---- the objects ----
@@ -199,29 +191,22 @@ final class PerftestResources {
                 throw noRegion(" Receive is not supported for RC transport.");
             }
         }
-        if (o.useHugepages) {
-            long huge = 2L * 1024 * 1024;
-            if (freeHugePageBytes() < (total + huge - 1) / huge * huge) {
-                err.print("Failed to allocate hugepages. Please configure hugepages\n");
-                throw noRegion("Failed to allocate hugepage region.");
-            }
-            err.print(" " + o.program + ": --use_hugepages is not supported by verbs4j (its buffers are not in huge pages)\n");
-            throw new ToolExit(1);
-        }
         // --mr_per_qp: a buffer (send half, then the half the peer reaches) and a region per queue pair
         perQp = o.mrPerQp && o.numQps > 1;
         bufs = new MemorySegment[perQp ? o.numQps : 1];
         try {
             arena = RdmaArena.ofShared();
             for (int i = 0; i < bufs.length; i++) {
+                long size = perQp ? region * 2 + (o.isUd() ? cacheLine : 0) : total;
                 bufs[i] = i == 0 && o.mmapFile != null ? mapFile(perQp ? region * 2 : total)
-                        : arena.allocate(perQp ? region * 2 + (o.isUd() ? cacheLine : 0) : total, 4096);
+                        : o.useHugepages ? hugePages(size) : arena.allocate(size, 4096);
             }
         } catch (RuntimeException | OutOfMemoryError e) {
             throw exit("Couldn't allocate work buf.", 1);
         }
         buf = bufs[0];
-        if (!(o.verb == Verb.WRITE && o.kind == Kind.LAT)) {
+        // perftest zeroes a buffer in huge pages (a fresh mapping is zero) and fills the others
+        if (!(o.verb == Verb.WRITE && o.kind == Kind.LAT) && !(o.useHugepages && o.mmapFile == null)) {
             for (MemorySegment b : bufs) {
                 fillRandom(b);
             }
@@ -392,17 +377,6 @@ final class PerftestResources {
                 err.print("Failed to modify QP " + qps[i].qpNum() + " to RTR\n");
                 throw exit(" Unable to Connect the HCA's through the link", 1);
             }
-            if (o.rateLimitType == PerfOptions.RateLimitType.HW) {
-                // these tools set no static rate, and an Ethernet port takes none: perftest then limits in software
-                if (!o.rateLimitTypeGiven) {
-                    o.rateLimitType = PerfOptions.RateLimitType.SW;
-                    err.print("\u001b[31mThe QP failed to accept HW rate limit, providing SW rate limit \u001b[0m\n");
-                } else {
-                    err.print("\u001b[31mThe QP failed to accept HW rate limit  \u001b[0m\n");
-                    err.print("Failed to modify QP " + qps[i].qpNum() + " to RTR\n");
-                    throw exit(" Unable to Connect the HCA's through the link", 1);
-                }
-            }
             if (send) {
                 QueuePairAttributes rts = new QueuePairAttributes().state(QpState.RTS).sqPsn(my[i].psn());
                 if (!o.isUd() && !o.isUc()) {
@@ -423,7 +397,52 @@ final class PerftestResources {
                     }
                 }
             }
+            if (o.rateLimitType == PerfOptions.RateLimitType.HW) {
+                // checked after RTR, RTS and the address handle, as perftest does: these tools set no static
+                // rate, and an Ethernet port takes none, so perftest limits in software, or fails when HW was asked for
+                if (!o.rateLimitTypeGiven) {
+                    o.rateLimitType = PerfOptions.RateLimitType.SW;
+                    err.print("\u001b[31mThe QP failed to accept HW rate limit, providing SW rate limit \u001b[0m\n");
+                } else {
+                    err.print("\u001b[31mThe QP failed to accept HW rate limit  \u001b[0m\n");
+                    throw exit(" Unable to Connect the HCA's through the link", 1);
+                }
+            }
         }
+    }
+
+    /**
+     * Multicast ({@link Multicast#attaches}): attaches every queue pair to this side's group and
+     * makes the group (MLID 0, QPN 0xffffff) its description for the peer, as perftest's
+     * send_set_up_connection does.
+     */
+    void attachMulticast() throws ToolExit {
+        byte[] group = Multicast.group(o);
+        if (group == null) {
+            throw exit(" Invalid MGID " + o.mgid + ": 16 numbers separated by colons", 1);
+        }
+        if (!device.headerInfo(relaxed).ethernet()) {
+            // InfiniBand: perftest registers the group with the subnet administrator first; these tools do not
+            err.print("Couldn't Register the Mcast group on the SM\n");
+            throw exit(" Unable to set up socket connection", 1);
+        }
+        Gid mgid = Gid.of(group);
+        for (int i = 0; i < o.numQps; i++) {
+            try {
+                qps[i].attachMulticast(mgid, 0);
+            } catch (RuntimeException e) {
+                err.print("Couldn't attach QP to MultiCast group");
+                throw exit(" Unable to set up socket connection", 1);
+            }
+            attachedMulticast = true;
+            Wire.Dest d = my[i];
+            my[i] = new Wire.Dest(0, d.outReads(), Multicast.QPN, d.psn(), d.rkey(), d.vaddr(), group, d.srqn());
+        }
+    }
+
+    /** Whether {@link #attachMulticast} attached a queue pair to a group. */
+    boolean attachedMulticast() {
+        return attachedMulticast;
     }
 
     /** UD over RDMA CM: sends of queue pair {@code i} go to {@code qpn} with {@code qkey} through {@code ah}. */

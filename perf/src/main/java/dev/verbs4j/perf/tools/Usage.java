@@ -20,13 +20,9 @@ final class Usage {
     static final String HARDWARE_SPECIFIC = "--aes_xts --encrypt_on_tx --sig_before --aes_block_size --data_enc_keys_number"
             + " --kek_path --credentials_path --data_enc_key_app_path --log_dci_streams --log_active_dci_streams";
 
-    /** Options perftest takes that these tools parse and check but refuse to run with (each names itself then). */
-    static final String NOT_RUN = "--mcg --MGID";
-
     /**
      * perftest 4.5's {@code usage()} for this tool (its options in its words), then what differs
-     * here: which options need hardware, which are parsed but not run, and the interoperating
-     * versions.
+     * here: which options need hardware, and the interoperating versions.
      */
     static void print(PerfOptions o, PrintStream out) {
         StringBuilder s = new StringBuilder();
@@ -195,8 +191,6 @@ final class Usage {
         s.append('\n');
         s.append(" verbs4j:\n");
         s.append("  Hardware-specific (refused as perftest refuses them without the hardware): ").append(HARDWARE_SPECIFIC).append('\n');
-        s.append("  Parsed and checked as perftest does, but not run yet (the run is refused naming the option): ")
-                .append(NOT_RUN).append('\n');
         s.append("  ").append(INTEROP).append('\n');
         out.print(s);
     }

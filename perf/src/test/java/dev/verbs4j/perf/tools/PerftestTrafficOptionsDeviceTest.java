@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * perftest 4.5's options that change the traffic or the control channel, on Soft-RoCE against
  * the C tools: the software rate limiter (and the fallback to it from a HW limit an Ethernet port
- * cannot take), {@code -z} (control messages over RDMA CM, queue pairs connected by hand) and
+ * cannot take, or the end of the run when the HW limit was asked for explicitly), {@code -z} (control messages over RDMA CM, queue pairs connected by hand) and
  * {@code --reversed} (the server sends).
  */
 @Tag(TestBed.TAG)
@@ -33,6 +33,30 @@ class PerftestTrafficOptionsDeviceTest {
                 "-n", "10"));
         // a HW limit the queue pair cannot take (Ethernet): perftest says so and limits in software
         PerftestOptionsDeviceTest.layoutBothWays(PerfTool.SEND_BW, Topology.LOOPBACK, List.of("--rate_limit=10", "-n", "10"));
+    }
+
+    /** A side's stderr with the numbers (queue pair numbers) masked, without the C clock's complaints. */
+    private static List<String> masked(dev.verbs4j.verbs.ToolRunner.Run r) {
+        return r.err().stream().filter(l -> !l.startsWith("Correlation coefficient")
+                && !l.equals("Failed: couldn't acquire cpu frequency for rate limiter.")).map(l -> l.replaceAll("\\d+", "#")).toList();
+    }
+
+    @Test
+    @Timeout(240)
+    void explicitHardwareRateLimit() throws Exception {
+        // --rate_limit_type=HW given: no fallback to software on an Ethernet port; each Java side ends as C's of its role
+        List<String> opts = List.of("--rate_limit=10", "--rate_limit_type=HW", "-n", "10");
+        Pair cc = PerftestDeviceTest.run(PerfTool.WRITE_BW, false, false, Topology.LOOPBACK, opts, opts);
+        Pair jc = PerftestDeviceTest.run(PerfTool.WRITE_BW, false, true, Topology.LOOPBACK, opts, opts);
+        Pair cj = PerftestDeviceTest.run(PerfTool.WRITE_BW, true, false, Topology.LOOPBACK, opts, opts);
+        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
+        assertThat(cc.client().status()).as(all).isNotZero();
+        assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
+        assertThat(masked(jc.client())).as(all).isEqualTo(masked(cc.client()));
+        assertThat(PerftestDeviceTest.shape(jc.client().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.client().out()));
+        assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
+        assertThat(masked(cj.server())).as(all).isEqualTo(masked(cc.server()));
+        assertThat(PerftestDeviceTest.shape(cj.server().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.server().out()));
     }
 
     @Test

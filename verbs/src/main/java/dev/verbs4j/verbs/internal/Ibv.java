@@ -9,6 +9,7 @@ import dev.verbs4j.verbs.VerbsException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -45,7 +46,31 @@ public final class Ibv {
     public static final MethodHandle CREATE_SRQ = withErrno("ibv_create_srq");
     public static final MethodHandle GET_ASYNC_EVENT = withErrno("ibv_get_async_event");
 
+    /** {@code ibv_attach_mcast(qp, gid, lid)} and {@code ibv_detach_mcast}: not in the generated bindings. */
+    private static final FunctionDescriptor MCAST = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+            ValueLayout.ADDRESS, ValueLayout.JAVA_SHORT);
+    private static final MethodHandle ATTACH_MCAST = Native.downcallWithErrno(Native.verbsFunction("ibv_attach_mcast"), MCAST);
+    private static final MethodHandle DETACH_MCAST = Native.downcallWithErrno(Native.verbsFunction("ibv_detach_mcast"), MCAST);
+
     private Ibv() {
+    }
+
+    /**
+     * {@code ibv_attach_mcast(qp, gid, lid)} ({@code attach}) or {@code ibv_detach_mcast}: returns 0
+     * or an errno (the verb's result, else the errno it left).
+     */
+    public static int multicast(boolean attach, MemorySegment qp, MemorySegment gid, short lid) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            int rc = (int) (attach ? ATTACH_MCAST : DETACH_MCAST).invokeExact(capture, qp, gid, lid);
+            if (rc == 0) {
+                return 0;
+            }
+            int errno = Native.errno(capture);
+            return rc > 0 ? rc : errno != 0 ? errno : Math.abs(rc);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
     }
 
     /**

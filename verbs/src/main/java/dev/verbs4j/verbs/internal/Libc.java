@@ -12,7 +12,8 @@ import java.lang.invoke.MethodHandle;
 /**
  * The few C library calls the verbs layer needs to wait with a timeout and to wake waiters:
  * {@code poll}, {@code eventfd}, {@code read}, {@code write}, {@code close}, {@code fcntl}, and
- * the three {@code epoll} calls of the {@link ReadinessPoller}.
+ * the three {@code epoll} calls of the {@link ReadinessPoller}; and {@code mmap}/{@code munmap}
+ * for memory in huge pages.
  */
 public final class Libc {
 
@@ -63,7 +64,48 @@ public final class Libc {
     private static final MethodHandle FCNTL = Native.downcallWithErrno(symbol("fcntl"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
 
+    private static final MethodHandle MMAP = Native.downcallWithErrno(symbol("mmap"),
+            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
+    private static final MethodHandle MUNMAP = Native.downcallWithErrno(symbol("munmap"),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    private static final int PROT_READ_WRITE = 0x3;
+    private static final int MAP_PRIVATE = 0x02;
+    private static final int MAP_ANONYMOUS = 0x20;
+    private static final int MAP_HUGETLB = 0x40000;
+
     private Libc() {
+    }
+
+    /**
+     * {@code mmap(NULL, length, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS|MAP_HUGETLB, -1, 0)}:
+     * private anonymous memory in huge pages of the default size, zeroed; its address.
+     *
+     * @throws VerbsException naming mmap's errno (ENOMEM: not enough free huge pages) and {@code what}
+     */
+    public static long mapHugePages(long length, String what) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            MemorySegment p = (MemorySegment) MMAP.invokeExact(capture, MemorySegment.NULL, length, PROT_READ_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0L);
+            if (p.address() == -1L) {
+                throw new VerbsException("mmap", Native.errno(capture), what);
+            }
+            return p.address();
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
+    }
+
+    /** {@code munmap(address, length)}; returns 0 or its errno. */
+    public static int unmap(long address, long length) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment capture = Native.captureSegment(arena);
+            int rc = (int) MUNMAP.invokeExact(capture, MemorySegment.ofAddress(address), length);
+            return rc == 0 ? 0 : Native.errno(capture);
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
+        }
     }
 
     private static MemorySegment symbol(String name) {

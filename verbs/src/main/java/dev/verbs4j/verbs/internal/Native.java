@@ -6,12 +6,13 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
 
 /**
- * The one place where the verbs layer uses restricted FFM methods: building downcall handles and
- * giving native pointers a size. Everything else goes through these helpers.
+ * The one place where the verbs layer uses restricted FFM methods: building downcall handles,
+ * finding libibverbs' functions, giving native pointers a size and an owner. Everything else goes through these helpers.
  */
 public final class Native {
 
@@ -25,6 +26,16 @@ public final class Native {
     private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
 
     private Native() {
+    }
+
+    /** libibverbs' exported functions that the generated bindings leave out (loaded once, never unloaded). */
+    private static final class Verbs {
+        static final SymbolLookup LOOKUP = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
+    }
+
+    /** The address of the exported libibverbs function {@code name}. */
+    public static MemorySegment verbsFunction(String name) {
+        return Verbs.LOOKUP.find(name).orElseThrow(() -> new IllegalStateException("libibverbs lacks " + name));
     }
 
     /** A handle on {@code address} whose first parameter is a capture segment receiving errno. */
@@ -56,6 +67,14 @@ public final class Native {
     /** The errno a call left in {@code capture}. */
     public static int errno(MemorySegment capture) {
         return (int) ERRNO.get(capture, 0L);
+    }
+
+    /**
+     * Native memory at {@code address} of {@code byteSize} bytes that belongs to {@code arena}:
+     * {@code cleanup} runs once the arena closes (it frees the memory).
+     */
+    public static MemorySegment owned(long address, long byteSize, Arena arena, Runnable cleanup) {
+        return MemorySegment.ofAddress(address).reinterpret(byteSize, arena, s -> cleanup.run());
     }
 
     /** Gives a native pointer returned by C the size of the object it points to. */
