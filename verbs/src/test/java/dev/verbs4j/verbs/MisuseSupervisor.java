@@ -150,7 +150,7 @@ final class MisuseSupervisor {
                         : caseTimeout.minusNanos(System.nanoTime() - currentStart);
                 MisuseChildProcess.Line line = child.next(wait.isNegative() ? Duration.ZERO : wait);
                 if (line.timeout()) {
-                    String dump = child.threadDump(Duration.ofSeconds(3));
+                    String dump = child.threadDump(Duration.ofSeconds(15));
                     if (current != null) {
                         complete(current, new MisuseOutcome(MisuseOutcome.Kind.HUNG, "no outcome within "
                                 + caseTimeout.toSeconds() + " s; the child JVM (pid " + child.pid() + ") was killed. Threads:" + dump));
