@@ -92,7 +92,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * acknowledgement (the sender had to send one to use up the credits that update brought). The
  * credit update is sent from whichever call on the connection notices that it is due: the read
  * itself, or any later call that takes completions. The connection manager's receiver-not-ready
- * retries stay unlimited only as a backstop; the protocol never relies on them.
+ * retries stay unlimited as a backstop; the protocol never relies on them, except in an {@link
+ * RdmaEndpointGroup} with a shared receive queue, where a credit no longer reserves a receive for
+ * its connection and those retries hold senders back when the shared slots run out (see there).
  *
  * <p><b>Futures.</b> {@link #sendAsync} and {@link #receiveAsync} are the same operations without
  * a waiting thread: they return a {@link CompletableFuture} at once. While futures wait, the
@@ -170,7 +172,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * the two registered rings and the work request arrays. {@link #close()} frees them all; the
  * device context belongs to librdmacm and stays open. A connection of an {@link
  * RdmaEndpointGroup} uses the group's protection domain and completion queue instead (its
- * completions reach it through the group's poller), frees the rest on close, and leaves the
+ * completions reach it through the group's poller) and, in a group with a shared receive queue,
+ * receives into the group's slots instead of a ring of its own; it frees the rest on close, and leaves the
  * group; buffers it {@link #register registers} are then the group's, deregistered with the
  * group or when closed.
  *
