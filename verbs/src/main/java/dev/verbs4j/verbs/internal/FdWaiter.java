@@ -27,8 +27,8 @@ public final class FdWaiter {
     private int sleepers;
     /** Set by {@link #wake}: every later sleep returns at once (the eventfd stays readable). */
     private volatile boolean woken;
-    /** Set by {@link #interrupt}: the next {@link #await} to look returns null at once (guarded by {@link #lock}). */
-    private boolean interrupted;
+    /** Set by {@link #interrupt}: the next {@link #await} to look returns null at once (written under {@link #lock}). */
+    private volatile boolean interrupted;
     private boolean closed;
 
     /** A waiter on {@code fd}, which the caller keeps open until {@link #close} has returned. */
@@ -118,6 +118,9 @@ public final class FdWaiter {
 
     /** Takes an {@link #interrupt}: true (and the eventfd read empty) when there was one. */
     private boolean takeInterrupt() {
+        if (!interrupted) {
+            return false;
+        }
         lock.lock();
         try {
             if (!interrupted) {
