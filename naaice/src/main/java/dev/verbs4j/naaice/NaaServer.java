@@ -25,9 +25,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Threads: one virtual thread takes the connection manager events of all connections (it waits
  * for them and {@link #close()} wakes it). The connections' queue pairs share a few completion
  * queues (one per few hundred connections on a device), each with one virtual thread that sleeps
- * on its completion channel and hands each completion to its connection; a connection with
- * completions to serve gets a virtual thread that serves them (region setup, RPCs, kernels,
- * writes back) and ends when none is left. No thread waits per connection, and a waiting virtual
+ * on its completion channel, hands each completion to its connection and serves it right there
+ * (region setup, RPCs, writes back); before a kernel runs it hands the polling on to a new
+ * virtual thread, so a long kernel holds up no other connection. No thread waits per connection, and a waiting virtual
  * thread holds no OS thread, so the server's OS threads do not grow with its connections: they
  * are the JVM's virtual-thread carriers and the one readiness poller thread of verbs. A kernel
  * that computes for long occupies a carrier meanwhile.

@@ -30,11 +30,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * One client connection of a {@link NaaServer}: its verbs resources (a protection domain and a
  * queue pair on one of the server's {@link SharedCompletions shared completion queues}), regions
  * and state. Created and accepted on the listener thread. The shared queue's thread hands the
- * connection its completions ({@link #offer}); once established, a virtual thread of the
- * connection's is started whenever completions wait and none runs, serves them in order (the
- * region setup, the RPCs with their kernels, the writes back) and ends when none is left. No
- * thread waits for a connection between its RPCs. The serving thread, or {@link #shutdown} when
- * none runs, frees the resources.
+ * connection its completions ({@link #offer}); once established, whenever completions wait and
+ * nothing serves the connection, that thread (or a new virtual thread) {@link #serve serves} them
+ * in order (the region setup, the RPCs with their kernels, the writes back) until none is left.
+ * No thread waits for a connection between its RPCs. The serving thread, or {@link #shutdown}
+ * when none serves it, frees the resources.
  */
 final class ServerConnection {
 
@@ -171,18 +171,31 @@ final class ServerConnection {
         serveLater();
     }
 
-    /** On the shared queue's thread: completions of this connection, in order. */
-    void offer(List<SharedCompletions.Done> batch) {
+    /**
+     * On the shared queue's thread: completions of this connection, in order. True when the
+     * caller is to {@link #serve} them now (the connection is established and nothing serves it;
+     * it is claimed for the caller), else they wait for the thread that serves it.
+     */
+    boolean offer(List<SharedCompletions.Done> batch) {
         lock.lock();
         try {
             if (cleaned) {
-                return;
+                return false;
             }
             inbox.addAll(batch);
+            if (serving || !started) {
+                return false;
+            }
+            serving = true;
+            return true;
         } finally {
             lock.unlock();
         }
-        serveLater();
+    }
+
+    /** Serves a connection {@link #offer} claimed on a new virtual thread. */
+    void serveElsewhere() {
+        Thread.ofVirtual().name("naaice-connection-" + number).start(this::serve);
     }
 
     /** Starts a serving thread when completions wait, the connection is established, and none runs. */
@@ -199,8 +212,11 @@ final class ServerConnection {
         Thread.ofVirtual().name("naaice-connection-" + number).start(this::serve);
     }
 
-    /** A serving thread: the completions in order, until none is left; frees everything once stopped. */
-    private void serve() {
+    /**
+     * Serves the completions in order until none is left, on the thread that claimed the
+     * connection (its shared queue's thread, or one of its own); frees everything once stopped.
+     */
+    void serve() {
         lock.lock();
         try {
             servingThread = Thread.currentThread();
@@ -479,6 +495,7 @@ final class ServerConnection {
                 segs.add(r.mr().segment().asSlice(0, r.size()));
                 flags.add(r.flags());
             }
+            queue.handOff();
             try {
                 code = kernel.run(new KernelCall(fn, imm, rpcs, List.copyOf(segs), List.copyOf(flags), List.copyOf(internals)));
                 if (code < 0 || code > 255) {
@@ -490,6 +507,7 @@ final class ServerConnection {
             }
         }
         kernelNanos = System.nanoTime() - rpcStart;
+        // (the polling of the shared queue was handed on before the kernel, if it ran on that thread)
         // The next RPC's receive goes first: the client starts it as soon as it sees this reply.
         receives.get(0).wrId(WR_DATA_RECV).noSge();
         qp.postReceive(receives, 1);

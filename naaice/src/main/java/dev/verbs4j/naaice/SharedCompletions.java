@@ -27,6 +27,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * the connection whose queue pair it belongs to. So the server has one completion queue, channel
  * and waiting thread per few hundred connections instead of one per connection.
  *
+ * <p>The polling thread serves the connections it handed completions to itself, one after the
+ * other (no thread switch between a client's RPC and the reply); before a kernel runs it hands the
+ * polling on to a new virtual thread ({@link Queue#handOff}) and ends after that connection, so
+ * a long kernel delays no other connection.
+ *
  * <p>Queue pair numbers: a completion of a destroyed queue pair can still be in its queue, and the
  * device may give the number to a new queue pair. A connection's queue pair is therefore created
  * (and registered) and destroyed (then its queue drained, its leftover completions dropped) under
@@ -57,9 +62,10 @@ final class SharedCompletions implements AutoCloseable {
         private final WorkCompletions completions = new WorkCompletions(64);
         private final Map<Integer, ServerConnection> byQueuePair = new HashMap<>();
         private final ReentrantLock pollLock = new ReentrantLock();
-        private final Thread thread;
+        /** The thread that polls the queue now (guarded by {@link SharedCompletions#lock}); a kernel about to run hands the role on. */
+        private Thread leader;
         private int members;
-        private boolean closed;
+        private volatile boolean closed;
 
         Queue(Context context, int capacity, int depth) {
             this.context = context;
@@ -73,13 +79,47 @@ final class SharedCompletions implements AutoCloseable {
             }
             this.channel = ch;
             this.capacity = capacity;
-            this.thread = Thread.ofVirtual().name("naaice-completions-" + queues.size()).unstarted(this::run);
+            this.leader = Thread.ofVirtual().name("naaice-completions").unstarted(this::run);
         }
 
-        /** The thread: takes the completions, hands them out, arms the queue, sleeps; until {@link #close}. */
+        /**
+         * Before a kernel runs on the calling thread: when it is this queue's polling thread, a
+         * new one takes over the polling (the caller serves its connection and then ends), so a
+         * long kernel delays no other connection of the queue.
+         */
+        void handOff() {
+            Thread successor;
+            lock.lock();
+            try {
+                if (leader != Thread.currentThread() || closed) {
+                    return;
+                }
+                successor = Thread.ofVirtual().name("naaice-completions").unstarted(this::run);
+                leader = successor;
+            } finally {
+                lock.unlock();
+            }
+            successor.start();
+        }
+
+        private boolean leads() {
+            lock.lock();
+            try {
+                return leader == Thread.currentThread();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /**
+         * The polling thread: takes the completions, hands them out, serves the connections that
+         * had none waiting right here (no thread switch before the reply), arms the queue, sleeps;
+         * until {@link #close}, or until a kernel it runs has handed the polling on.
+         */
         private void run() {
             while (true) {
                 boolean again;
+                List<ServerConnection> claimed = new ArrayList<>();
                 pollLock.lock();
                 try {
                     if (closed) {
@@ -88,15 +128,28 @@ final class SharedCompletions implements AutoCloseable {
                     while (channel.tryGetEvent() != null) {
                         // acknowledged in batches by the channel
                     }
-                    dispatch();
+                    dispatch(claimed);
                     cq.requestNotify(false);
                     // a completion between the last poll and the arming raised no event
-                    again = dispatch();
+                    again = dispatch(claimed);
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "NAAICE server: polling a shared completion queue failed", e);
                     return;
                 } finally {
                     pollLock.unlock();
+                }
+                for (int i = 0; i < claimed.size(); i++) {
+                    if (!leads()) {
+                        // a kernel handed the polling on: the others are served on threads of their own
+                        for (ServerConnection c : claimed.subList(i, claimed.size())) {
+                            c.serveElsewhere();
+                        }
+                        return;
+                    }
+                    claimed.get(i).serve();
+                }
+                if (!leads()) {
+                    return;
                 }
                 if (!again) {
                     try {
@@ -108,8 +161,12 @@ final class SharedCompletions implements AutoCloseable {
             }
         }
 
-        /** Polls the queue empty (under {@link #pollLock}), handing each connection its completions in order; whether there were any. */
-        private boolean dispatch() {
+        /**
+         * Polls the queue empty (under {@link #pollLock}), handing each connection its completions
+         * in order; the connections that are to be served now (none served them) go to {@code
+         * claimed}. Whether there were any completions.
+         */
+        private boolean dispatch(List<ServerConnection> claimed) {
             boolean any = false;
             int got;
             while ((got = cq.poll(completions)) > 0) {
@@ -128,8 +185,8 @@ final class SharedCompletions implements AutoCloseable {
                     } finally {
                         lock.unlock();
                     }
-                    if (target != null) {
-                        target.offer(e.getValue());
+                    if (target != null && target.offer(e.getValue()) && !claimed.contains(target)) {
+                        claimed.add(target);
                     }
                 }
             }
@@ -147,9 +204,19 @@ final class SharedCompletions implements AutoCloseable {
                 pollLock.unlock();
             }
             boolean interrupted = false;
-            while (thread.isAlive()) {
+            while (true) {
+                Thread t;
+                lock.lock();
                 try {
-                    thread.join();
+                    t = leader;
+                } finally {
+                    lock.unlock();
+                }
+                if (!t.isAlive() && t.getState() != Thread.State.NEW) {
+                    break;
+                }
+                try {
+                    t.join(1000);
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
@@ -237,7 +304,12 @@ final class SharedCompletions implements AutoCloseable {
                         lock.unlock();
                     }
                     if (!q.closed) {
-                        q.dispatch();
+                        List<ServerConnection> claimed = new ArrayList<>();
+                        q.dispatch(claimed);
+                        // served on threads of their own: the caller is freeing a connection
+                        for (ServerConnection c : claimed) {
+                            c.serveElsewhere();
+                        }
                     }
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "NAAICE server: draining a shared completion queue failed", e);
@@ -267,7 +339,7 @@ final class SharedCompletions implements AutoCloseable {
             Queue q = new Queue(context, n, n * perConnection);
             queues.add(q);
             q.members++;
-            q.thread.start();
+            q.leader.start();
             return q;
         } finally {
             lock.unlock();
