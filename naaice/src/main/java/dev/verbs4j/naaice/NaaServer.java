@@ -22,12 +22,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * region setup, runs the {@link Kernel} their function code selects and writes the results back,
  * for any number of RPCs per connection and many connections at once.
  *
- * <p>Threads: one virtual thread takes the connection manager events of all connections, and each
- * established connection is served by a virtual thread of its own that waits on the connection's
- * completion channel (woken by its completions; a disconnect flushes them). A waiting virtual
- * thread holds no OS thread, so the server's OS threads do not grow with its connections: they are
- * the JVM's virtual-thread carriers and the one readiness poller thread of verbs. Kernels run on
- * the connection's virtual thread; one that computes for long occupies a carrier meanwhile.
+ * <p>Threads: one virtual thread takes the connection manager events of all connections (it waits
+ * for them and {@link #close()} wakes it). The connections' queue pairs share a few completion
+ * queues (one per few hundred connections on a device), each with one virtual thread that sleeps
+ * on its completion channel, hands each completion to its connection and serves it right there
+ * (region setup, RPCs, writes back); before a kernel runs it hands the polling on to a new
+ * virtual thread, so a long kernel holds up no other connection. No thread waits per connection, and a waiting virtual
+ * thread holds no OS thread, so the server's OS threads do not grow with its connections: they
+ * are the JVM's virtual-thread carriers and the one readiness poller thread of verbs. A kernel
+ * that computes for long occupies a carrier meanwhile.
  *
  * <p>Limits: connections at once ({@link Builder#maxConnections}; beyond, the request is rejected
  * with the reason in the private data, which the client reports), regions and bytes per
@@ -43,8 +46,8 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class NaaServer implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(NaaServer.class.getName());
-    /** How long the listener waits for an event before it looks at {@link #stopping} again. */
-    private static final Duration LISTEN_SLICE = Duration.ofMillis(250);
+    /** How long the listener waits for an event at a time; {@link #close()} interrupts the wait. */
+    private static final Duration LISTEN_WAIT = Duration.ofHours(1);
     /** Rejection private data: the CM carries at most 148 bytes in a REJ. */
     private static final int MAX_REASON = 140;
 
@@ -160,6 +163,8 @@ public final class NaaServer implements AutoCloseable {
     private final CmId listener;
     private final Thread thread;
     private final Map<CmId, ServerConnection> connections = new ConcurrentHashMap<>();
+    /** The completion queues the connections share. */
+    final SharedCompletions completions;
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
     final AtomicLong rpcs = new AtomicLong();
@@ -179,6 +184,7 @@ public final class NaaServer implements AutoCloseable {
         this.maxConnections = b.maxConnections;
         this.maxTotalRegions = b.maxTotalRegions;
         this.maxTotalBytes = b.maxTotalBytes;
+        this.completions = new SharedCompletions(b.maxRegions + ServerConnection.ENTRIES_BEYOND_REGIONS);
         this.events = EventChannel.create();
         try {
             this.listener = events.createId(PortSpace.TCP);
@@ -212,6 +218,11 @@ public final class NaaServer implements AutoCloseable {
     /** Connection requests rejected since the start (over the connection limit, or their resources could not be made). */
     public long rejectedCount() {
         return rejected.get();
+    }
+
+    /** The completion queues the connections share so far (each serves a few hundred connections). */
+    public int completionQueueCount() {
+        return completions.queueCount();
     }
 
     /** RPCs served since the start. */
@@ -272,7 +283,7 @@ public final class NaaServer implements AutoCloseable {
         while (!stopping) {
             CmEvent ev;
             try {
-                ev = events.getEvent(LISTEN_SLICE);
+                ev = events.getEvent(LISTEN_WAIT);
             } catch (IllegalStateException e) {
                 return; // closed
             } catch (RuntimeException e) {
@@ -363,9 +374,10 @@ public final class NaaServer implements AutoCloseable {
                 return;
             }
             stopping = true;
+            events.interruptWait();
             boolean interrupted = false;
             if (thread != Thread.currentThread()) {
-                // the listener ends within one event wait and the event it is handling
+                // the listener ends once its wait is interrupted, after the event it is handling
                 while (thread.isAlive()) {
                     try {
                         thread.join();
@@ -382,6 +394,7 @@ public final class NaaServer implements AutoCloseable {
             for (ServerConnection c : live) {
                 c.join();
             }
+            completions.close();
             events.close();
             closed = true;
             if (interrupted) {

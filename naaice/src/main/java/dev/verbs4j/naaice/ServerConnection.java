@@ -4,8 +4,6 @@ import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.verbs.Access;
-import dev.verbs4j.verbs.CompletionChannel;
-import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.ProtectionDomain;
@@ -17,26 +15,28 @@ import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequest;
 import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.WcOpcode;
-import dev.verbs4j.verbs.WorkCompletion;
-import dev.verbs4j.verbs.WorkCompletions;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One client connection of a {@link NaaServer}: its verbs resources, regions and worker (a
- * virtual thread). Created and accepted on the listener thread; everything after ESTABLISHED
- * happens on the worker, which also frees the resources. The worker sleeps on the connection's
- * completion channel between completions (parked, no OS thread held); a disconnect moves the
- * queue pair to the error state, which flushes its posted receive and so wakes the worker.
+ * One client connection of a {@link NaaServer}: its verbs resources (a protection domain and a
+ * queue pair on one of the server's {@link SharedCompletions shared completion queues}), regions
+ * and state. Created and accepted on the listener thread. The shared queue's thread hands the
+ * connection its completions ({@link #offer}); once established, whenever completions wait and
+ * nothing serves the connection, that thread (or a new virtual thread) {@link #serve serves} them
+ * in order (the region setup, the RPCs with their kernels, the writes back) until none is left.
+ * No thread waits for a connection between its RPCs. The serving thread, or {@link #shutdown}
+ * when none serves it, frees the resources.
  */
-final class ServerConnection implements Runnable {
+final class ServerConnection {
 
     private static final System.Logger LOG = System.getLogger(NaaServer.class.getName());
     /** The MRSP buffer: sent from and received into locally, never accessed by the client. */
@@ -50,11 +50,8 @@ final class ServerConnection implements Runnable {
     private static final long WR_DATA_RECV = 3;
     private static final long WR_WRITE = 4;
     private static final int LOGGED_MRSP_ERRORS = 3;
-    /**
-     * The longest the worker sleeps before it looks at {@link #stop} again: completions and the
-     * flush of a disconnect wake it before, so this only bounds a wake-up that never comes.
-     */
-    private static final Duration IDLE_WAIT = Duration.ofSeconds(5);
+    /** Completion queue entries a connection needs beyond its {@code maxRegions}: the sends' and the receives' slack. */
+    static final int ENTRIES_BEYOND_REGIONS = 4 + 8;
 
     private record ServerRegion(MemoryRegion mr, int flags, long hostAddress, int hostRkey, long size) {
     }
@@ -65,13 +62,12 @@ final class ServerConnection implements Runnable {
     private final String peer;
     private final StateMachine machine = new StateMachine(StateMachine.Role.NAA);
     private final ProtectionDomain pd;
-    private final CompletionChannel channel;
-    private final CompletionQueue cq;
+    private final SharedCompletions.Queue queue;
     private final QueuePair qp;
+    private final int qpNum;
     private final MemoryRegion mrsp;
     private final SendRequests sends;
     private final ReceiveRequests receives = new ReceiveRequests(1, 1);
-    private final WorkCompletions completions = new WorkCompletions(64);
     private final List<ServerRegion> params = new ArrayList<>();
     private final List<MemorySegment> internals = new ArrayList<>();
     private Arena internalMemory;
@@ -87,11 +83,20 @@ final class ServerConnection implements Runnable {
     private int reservedRegions;
     private long reservedBytes;
     private volatile boolean stop;
-    /** Guards {@link #disconnected}, {@link #cleaned} and {@link #worker}. */
+    /** Guards the flags below and {@link #inbox}. */
     private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled once the resources are freed. */
+    private final Condition freed = lock.newCondition();
     private boolean disconnected;
+    private boolean cleaning;
     private boolean cleaned;
-    private Thread worker;
+    /** ESTABLISHED was seen: completions are served from now on. */
+    private boolean started;
+    /** A thread serves the connection (or frees it): the only one that touches its state meanwhile. */
+    private boolean serving;
+    private Thread servingThread;
+    /** Completions handed over by the shared queue, not yet served, in order. */
+    private final ArrayDeque<SharedCompletions.Done> inbox = new ArrayDeque<>();
 
     ServerConnection(NaaServer server, CmId id, long number) {
         this.server = server;
@@ -101,27 +106,36 @@ final class ServerConnection implements Runnable {
         this.peer = p == null ? "?" : p.getAddress().getHostAddress() + ":" + p.getPort();
         this.sends = new SendRequests(server.maxRegions + 1, 1);
         ProtectionDomain pd = null;
-        CompletionChannel channel = null;
+        SharedCompletions.Queue q = null;
+        MemoryRegion m = null;
         try {
             pd = id.context().allocateProtectionDomain();
-            channel = id.context().createCompletionChannel();
             int depth = server.maxRegions + 4;
-            this.cq = id.context().createCompletionQueue(2 * depth + 16, channel, 0);
-            this.qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(depth).maxRecvWr(8));
-            this.mrsp = pd.allocateRegion(2L * Mrsp.MAX_MESSAGE, MRSP_ACCESS);
+            q = server.completions.create(id, pd, cq -> QueuePairInit.of(QpType.RC, cq).maxSendWr(depth).maxRecvWr(8), this);
+            this.qp = id.queuePair();
+            this.qpNum = qp.qpNum();
+            m = pd.allocateRegion(2L * Mrsp.MAX_MESSAGE, MRSP_ACCESS);
+            this.mrsp = m;
             this.pd = pd;
-            this.channel = channel;
+            this.queue = q;
             postMrspReceive();
         } catch (RuntimeException e) {
-            if (channel != null) {
-                channel.close();
+            if (q != null) {
+                QueuePair made = id.queuePair();
+                server.completions.destroy(q, made == null ? -1 : made.qpNum(), this, () -> {
+                    if (made != null) {
+                        made.close();
+                    }
+                });
+            }
+            if (m != null) {
+                m.close();
             }
             if (pd != null) {
                 pd.close();
             }
             sends.close();
             receives.close();
-            completions.close();
             throw e;
         }
     }
@@ -140,19 +154,110 @@ final class ServerConnection implements Runnable {
         }
     }
 
-    /** On the listener thread: the connection is up; the worker (a new virtual thread) takes over. */
+    /** On the listener thread: the connection is up; its completions are served from now on. */
     void established() {
         lock.lock();
         try {
-            if (cleaned || worker != null) {
+            if (cleaned || started || stop) {
                 return;
             }
+            started = true;
             machine.moveTo(NaaState.CONNECTED);
+            machine.moveTo(NaaState.MRSP_RECEIVING);
             LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1} established", number, peer);
-            worker = Thread.ofVirtual().name("naaice-connection-" + number).unstarted(this);
-            worker.start();
         } finally {
             lock.unlock();
+        }
+        serveLater();
+    }
+
+    /**
+     * On the shared queue's thread: completions of this connection, in order. True when the
+     * caller is to {@link #serve} them now (the connection is established and nothing serves it;
+     * it is claimed for the caller), else they wait for the thread that serves it.
+     */
+    boolean offer(List<SharedCompletions.Done> batch) {
+        lock.lock();
+        try {
+            if (cleaned) {
+                return false;
+            }
+            inbox.addAll(batch);
+            if (serving || !started) {
+                return false;
+            }
+            serving = true;
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Serves a connection {@link #offer} claimed on a new virtual thread. */
+    void serveElsewhere() {
+        Thread.ofVirtual().name("naaice-connection-" + number).start(this::serve);
+    }
+
+    /** Starts a serving thread when completions wait, the connection is established, and none runs. */
+    private void serveLater() {
+        lock.lock();
+        try {
+            if (serving || cleaned || !started || (inbox.isEmpty() && !stop)) {
+                return;
+            }
+            serving = true;
+        } finally {
+            lock.unlock();
+        }
+        Thread.ofVirtual().name("naaice-connection-" + number).start(this::serve);
+    }
+
+    /**
+     * Serves the completions in order until none is left, on the thread that claimed the
+     * connection (its shared queue's thread, or one of its own); frees everything once stopped.
+     */
+    void serve() {
+        lock.lock();
+        try {
+            servingThread = Thread.currentThread();
+        } finally {
+            lock.unlock();
+        }
+        boolean free = false;
+        try {
+            while (true) {
+                SharedCompletions.Done d;
+                lock.lock();
+                try {
+                    if (stop) {
+                        free = true;
+                        return;
+                    }
+                    d = inbox.pollFirst();
+                    if (d == null) {
+                        serving = false;
+                        servingThread = null;
+                        return;
+                    }
+                } finally {
+                    lock.unlock();
+                }
+                if (!d.success()) {
+                    fail("work request " + d.wrId() + " failed with " + d.status());
+                    continue;
+                }
+                complete(d.wrId(), d.opcode(), d.byteLength(), d.immediate());
+            }
+        } catch (RuntimeException e) {
+            if (!stop) {
+                fail("serving failed: " + e);
+                LOG.log(System.Logger.Level.DEBUG, "NAAICE connection " + number, e);
+            }
+            free = true;
+        } finally {
+            if (free) {
+                cleanup();
+            }
         }
     }
 
@@ -162,57 +267,52 @@ final class ServerConnection implements Runnable {
         shutdown(ev.type().toString());
     }
 
-    /** Disconnects (answering the client's request, if any) and has the worker free everything. */
+    /** Disconnects (answering the client's request, if any) and frees everything, or has the serving thread do it. */
     void shutdown(String why) {
-        Thread w;
+        boolean free;
         lock.lock();
         try {
             disconnect();
             stop = true;
-            w = worker;
+            free = !serving && !cleaned;
+            if (free) {
+                serving = true; // nothing serves it from now on
+            }
         } finally {
             lock.unlock();
         }
-        if (w == null) {
+        if (free) {
             cleanup();
         }
     }
 
     /**
-     * Waits until the worker has exited (it frees the connection's resources as it goes), or
-     * frees them here when there is no worker. No timeout: after {@link #shutdown} the worker
-     * stops once the disconnect's flush wakes it (at the latest after {@link #IDLE_WAIT}) plus the
-     * kernel call in progress, if any; what it uses is never freed under it. Not from the worker
-     * itself.
+     * Waits until the connection's resources are freed (after {@link #shutdown}: at once, or once
+     * the serving thread has finished the completion it serves, a kernel call included). Not from
+     * the serving thread itself.
      */
     void join() {
-        Thread w;
+        boolean interrupted = false;
         lock.lock();
         try {
-            w = worker;
+            if (servingThread == Thread.currentThread()) {
+                return; // (a kernel closing its own server: the serving thread frees everything when it returns)
+            }
+            long warnAt = System.nanoTime() + 10_000_000_000L;
+            while (!cleaned) {
+                try {
+                    freed.await(1, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+                if (!cleaned && System.nanoTime() - warnAt > 0) {
+                    LOG.log(System.Logger.Level.WARNING, "NAAICE connection {0}: still waiting for it to stop"
+                            + " (a kernel that does not return?)", number);
+                    warnAt = System.nanoTime() + 10_000_000_000L;
+                }
+            }
         } finally {
             lock.unlock();
-        }
-        if (w == null) {
-            cleanup();
-            return;
-        }
-        if (w == Thread.currentThread()) {
-            return; // (a kernel closing its own server: the worker frees everything when it returns)
-        }
-        boolean interrupted = false;
-        long warnAt = System.nanoTime() + 10_000_000_000L;
-        while (w.isAlive()) {
-            try {
-                w.join(1000);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-            if (w.isAlive() && System.nanoTime() - warnAt > 0) {
-                LOG.log(System.Logger.Level.WARNING, "NAAICE connection {0}: still waiting for its worker to stop"
-                        + " (a kernel that does not return?)", number);
-                warnAt = System.nanoTime() + 10_000_000_000L;
-            }
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
@@ -230,52 +330,6 @@ final class ServerConnection implements Runnable {
         } catch (RuntimeException e) {
             // not connected any more
         }
-    }
-
-    @Override
-    public void run() {
-        try {
-            machine.moveTo(NaaState.MRSP_RECEIVING);
-            while (!stop) {
-                drain();
-                if (stop) {
-                    break;
-                }
-                // While the reply's writes are out, their completions need not wake the worker (a
-                // wake-up costs a thread switch or two): the next RPC's write-with-imm carries SE and
-                // finds them in the queue. The next RPC's receive is posted, so a disconnect's flush
-                // of it (a solicited completion) wakes the worker too.
-                cq.requestNotify(machine.state() == NaaState.DATA_SENDING);
-                if (drain()) {
-                    continue;
-                }
-                channel.await(IDLE_WAIT);
-            }
-        } catch (RuntimeException e) {
-            if (!stop) {
-                fail("worker failed: " + e);
-                LOG.log(System.Logger.Level.DEBUG, "NAAICE connection " + number, e);
-            }
-        } finally {
-            cleanup();
-        }
-    }
-
-    private boolean drain() {
-        boolean any = false;
-        int n;
-        while (!stop && (n = cq.poll(completions)) > 0) {
-            any = true;
-            for (int i = 0; i < n && !stop; i++) {
-                WorkCompletion wc = completions.get(i);
-                if (!wc.isSuccess()) {
-                    fail("work request " + wc.wrId() + " failed with " + wc.status());
-                    return true;
-                }
-                complete(wc.wrId(), wc.opcode(), wc.byteLength(), wc.immediateData());
-            }
-        }
-        return any;
     }
 
     private void complete(long wrId, WcOpcode op, int bytes, int imm) {
@@ -441,6 +495,7 @@ final class ServerConnection implements Runnable {
                 segs.add(r.mr().segment().asSlice(0, r.size()));
                 flags.add(r.flags());
             }
+            queue.handOff();
             try {
                 code = kernel.run(new KernelCall(fn, imm, rpcs, List.copyOf(segs), List.copyOf(flags), List.copyOf(internals)));
                 if (code < 0 || code > 255) {
@@ -452,6 +507,7 @@ final class ServerConnection implements Runnable {
             }
         }
         kernelNanos = System.nanoTime() - rpcStart;
+        // (the polling of the shared queue was handed on before the kernel, if it ran on that thread)
         // The next RPC's receive goes first: the client starts it as soon as it sees this reply.
         receives.get(0).wrId(WR_DATA_RECV).noSge();
         qp.postReceive(receives, 1);
@@ -530,14 +586,22 @@ final class ServerConnection implements Runnable {
     private void cleanup() {
         lock.lock();
         try {
-            if (cleaned) {
+            if (cleaning) {
                 return;
             }
-            cleaned = true;
+            cleaning = true;
         } finally {
             lock.unlock();
         }
-        for (AutoCloseable c : new AutoCloseable[]{id, cq, channel, pd, sends, receives, completions}) {
+        // the queue pair goes first, and the shared queue is drained of its completions before another is made
+        server.completions.destroy(queue, qpNum, this, () -> {
+            try {
+                id.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "NAAICE connection " + number + ": closing " + id, e);
+            }
+        });
+        for (AutoCloseable c : new AutoCloseable[]{pd, sends, receives}) {
             try {
                 c.close();
             } catch (Exception e) {
@@ -552,6 +616,14 @@ final class ServerConnection implements Runnable {
             machine.moveTo(NaaState.FINISHED);
         }
         machine.moveTo(NaaState.DISCONNECTED);
+        lock.lock();
+        try {
+            cleaned = true;
+            inbox.clear();
+            freed.signalAll();
+        } finally {
+            lock.unlock();
+        }
         server.removed(this);
         LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1} closed after {2} RPCs{3}", number, peer, rpcs,
                 mrspErrors == 0 ? "" : " and " + mrspErrors + " failed region setups");

@@ -29,7 +29,9 @@ import java.util.Objects;
  *                       RdmaConnection#peerPrivateData()}, zero-padded by the transport
  * @param minRnrTimer    the RNR NAK timer code (1–31; IB encoding, 12 = 0.64 ms) this side's
  *                       queue pair announces to a sender that finds no receive posted; only a
- *                       backstop, since the credits keep a receive posted for every message
+ *                       backstop, since the credits keep a receive posted for every message;
+ *                       in an endpoint group with a shared receive queue, the pace at which
+ *                       senders retry while the shared slots are used up
  * @param ackTimeout     the local ACK timeout code of this side's queue pair (4.096 µs ×
  *                       2^code, 1–31; {@code RDMA_OPTION_ID_ACK_TIMEOUT}), or 0 for the
  *                       connection manager's default: how long a request waits for its ACK

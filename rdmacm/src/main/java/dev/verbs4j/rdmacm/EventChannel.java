@@ -131,6 +131,16 @@ public final class EventChannel extends NativeResource {
         }
     }
 
+    /**
+     * Has one {@link #getEvent} return null at once, as on a timeout, when no event is pending:
+     * the call waiting now, or else the next one. For a thread that takes events with a long
+     * timeout and must look at something else, e.g. a flag that tells it to stop; later calls
+     * wait as before. Nothing once the channel is closed.
+     */
+    public void interruptWait() {
+        waiter.interrupt();
+    }
+
     /** Wakes the threads in {@link #awaitReadable}, now and in every later call. */
     void wake() {
         waiter.wake();

@@ -92,7 +92,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * acknowledgement (the sender had to send one to use up the credits that update brought). The
  * credit update is sent from whichever call on the connection notices that it is due: the read
  * itself, or any later call that takes completions. The connection manager's receiver-not-ready
- * retries stay unlimited only as a backstop; the protocol never relies on them.
+ * retries stay unlimited as a backstop; the protocol never relies on them, except in an {@link
+ * RdmaEndpointGroup} with a shared receive queue, where a credit no longer reserves a receive for
+ * its connection and those retries hold senders back when the shared slots run out (see there).
  *
  * <p><b>Futures.</b> {@link #sendAsync} and {@link #receiveAsync} are the same operations without
  * a waiting thread: they return a {@link CompletableFuture} at once. While futures wait, the
@@ -170,7 +172,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * the two registered rings and the work request arrays. {@link #close()} frees them all; the
  * device context belongs to librdmacm and stays open. A connection of an {@link
  * RdmaEndpointGroup} uses the group's protection domain and completion queue instead (its
- * completions reach it through the group's poller), frees the rest on close, and leaves the
+ * completions reach it through the group's poller) and, in a group with a shared receive queue,
+ * receives into the group's slots instead of a ring of its own; it frees the rest on close, and leaves the
  * group; buffers it {@link #register registers} are then the group's, deregistered with the
  * group or when closed.
  *
@@ -190,6 +193,8 @@ public final class RdmaConnection implements AutoCloseable {
     private static final long CONTROL_TAG = 1L << 41;
     private static final long OP_TAG = 1L << 42;
     private static final long POSTED_TAG = 1L << 43;
+    /** The tags of work requests that are not receives from the connection's ring or its group's shared queue. */
+    static final long SEND_TAGS = SEND_TAG | CONTROL_TAG | OP_TAG | POSTED_TAG;
     /** Access of {@link #register(MemorySegment)}: local write, remote read and write. */
     static final int BUFFER_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE;
     private static final int CONTROL_SLOTS = CreditWindow.CONTROL_SLOTS;
@@ -211,6 +216,8 @@ public final class RdmaConnection implements AutoCloseable {
     private final WorkCompletions completions;
     /** The group whose protection domain and completion queue the connection uses, or null (its own). */
     private final RdmaEndpointGroup group;
+    /** Whether the queue pair takes its receives from the group's shared receive queue (the receive ring is the group's slots). */
+    private final boolean shared;
     /** Completions the group handed over, not yet taken (guarded by {@link #lock}). */
     private final ArrayDeque<Completion> inbox = new ArrayDeque<>();
     /** The wake-up fd was signalled for a sleeping caller and is still readable (guarded by {@link #lock}). */
@@ -289,6 +296,7 @@ public final class RdmaConnection implements AutoCloseable {
         this.id = id;
         this.events = events;
         this.group = group;
+        this.shared = group != null && group.sharedReceiveQueue() != null;
         this.slot = options.maxMessageSize();
         this.window = new CreditWindow(options.receiveDepth(), options.postedReceives());
         int receives = options.receiveDepth() + CONTROL_SLOTS;
@@ -302,6 +310,10 @@ public final class RdmaConnection implements AutoCloseable {
         MemoryRegion receiveRing = null;
         int wake = -1;
         WorkCompletions wcs = null;
+        ReentrantLock creating = group == null ? null : group.queuePairLock();
+        if (creating != null) {
+            creating.lock();
+        }
         try {
             if (group != null) {
                 if (group.context() != context) {
@@ -315,11 +327,15 @@ public final class RdmaConnection implements AutoCloseable {
                 channel = context.createCompletionChannel();
                 cq = context.createCompletionQueue(sends + ops + receives, channel, 0);
             }
-            this.qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq).maxSendWr(sends + ops)
-                    .maxRecvWr(receives).maxSendSge(1).maxRecvSge(1));
+            QueuePairInit init = QueuePairInit.of(QpType.RC, cq).maxSendWr(sends + ops).maxRecvWr(receives).maxSendSge(1)
+                    .maxRecvSge(1);
+            if (shared) {
+                init.sharedReceiveQueue(group.sharedReceiveQueue());
+            }
+            this.qp = id.createQueuePair(pd, init);
             sendRing = pd.allocateRegion((long) slot * options.sendDepth(), Access.LOCAL_WRITE);
-            int ringSlots = options.postedReceives() ? CONTROL_SLOTS : receives;
-            receiveRing = pd.allocateRegion((long) slot * ringSlots, Access.LOCAL_WRITE);
+            int ringSlots = shared ? 0 : options.postedReceives() ? CONTROL_SLOTS : receives;
+            receiveRing = shared ? group.sharedSlots() : pd.allocateRegion((long) slot * ringSlots, Access.LOCAL_WRITE);
             this.sendRing = sendRing;
             this.receiveRing = receiveRing;
             if (group == null) {
@@ -346,15 +362,27 @@ public final class RdmaConnection implements AutoCloseable {
             sendRequests.close();
             receiveRequests.close();
             QueuePair q = id.queuePair();
-            closeQuietly(q);
+            if (group != null && q != null) {
+                // as a close: the queue is drained of the queue pair's completions before another is created
+                int qpNum = q.qpNum();
+                group.queuePairGone(qpNum, this, () -> closeQuietly(q));
+            } else {
+                closeQuietly(q);
+            }
             closeQuietly(sendRing);
-            closeQuietly(receiveRing);
+            if (!shared) {
+                closeQuietly(receiveRing);
+            }
             if (group == null) {
                 closeQuietly(pd);
                 closeQuietly(cq);
                 closeQuietly(channel);
             }
             throw e;
+        } finally {
+            if (creating != null) {
+                creating.unlock();
+            }
         }
         this.pd = pd;
         this.completionChannel = channel;
@@ -1330,7 +1358,7 @@ public final class RdmaConnection implements AutoCloseable {
             }
             MemorySegment.copy(receiveRing.segment(), (long) s * slot, buffer, 0, len);
             arrived.pollFirst();
-            if (state == State.OPEN && repost(s)) {
+            if (giveBack(s, state == State.OPEN)) {
                 window.receiveReposted();
                 returnCredits();
             }
@@ -1379,7 +1407,7 @@ public final class RdmaConnection implements AutoCloseable {
                 } else {
                     postedCount--;
                 }
-            } else if (state == State.OPEN && repost((int) head[0])) {
+            } else if (giveBack((int) head[0], state == State.OPEN)) {
                 window.receiveReposted();
                 returnCredits();
             }
@@ -1466,6 +1494,36 @@ public final class RdmaConnection implements AutoCloseable {
     private void postReceive(int s) {
         receiveRequests.get(0).wrId(s).sge(receiveRing, (long) s * slot, slot);
         qp.postReceive(receiveRequests, 1);
+    }
+
+    /**
+     * Gives receive slot {@code s} back after its message (or update, or immediate) was taken:
+     * posted again for this connection when {@code counts} (true: it is owed to the peer as a
+     * credit). A shared slot always goes back to the group's shared receive queue, whatever the
+     * state, since other connections use it; it is owed as a credit only when {@code counts}.
+     */
+    private boolean giveBack(int s, boolean counts) {
+        if (shared) {
+            group.repostShared(s);
+            return counts;
+        }
+        return counts && repost(s);
+    }
+
+    /** On release: the shared slots the connection still holds (messages and immediates not taken, completions not yet seen) go back. */
+    private void returnSharedSlots() {
+        for (long[] a : arrived) {
+            group.repostShared((int) a[0]);
+        }
+        arrived.clear();
+        for (long[] i : immediates) {
+            if (i[0] >= 0) {
+                group.repostShared((int) i[0]);
+            }
+        }
+        immediates.clear();
+        group.recycle(new ArrayList<>(inbox));
+        inbox.clear();
     }
 
     /** Posts receive slot {@code s} again; false when the queue pair no longer takes receives. */
@@ -1706,6 +1764,7 @@ public final class RdmaConnection implements AutoCloseable {
         lock.lock();
         try {
             if (released) {
+                group.recycle(batch);
                 return;
             }
             inbox.addAll(batch);
@@ -1794,7 +1853,7 @@ public final class RdmaConnection implements AutoCloseable {
                         // the ring's one receive took the peer's first update: the next posted buffer replaces it
                         ringReservePosted = false;
                         reserveMissing = true;
-                    } else if ((state == State.OPEN || state == State.CONNECTING) && repost(s)) {
+                    } else if (giveBack(s, state == State.OPEN || state == State.CONNECTING)) {
                         // the peer's update may arrive before this side saw ESTABLISHED
                         window.updateReceiveReposted();
                     }
@@ -1803,6 +1862,10 @@ public final class RdmaConnection implements AutoCloseable {
                 }
             }
             return;
+        }
+        if (shared && !send) {
+            // the failed receive used a shared slot: it goes back to the group's queue
+            group.repostShared(s);
         }
         WcStatus status = wcStatus;
         if (status == WcStatus.WR_FLUSH_ERR) {
@@ -1996,13 +2059,18 @@ public final class RdmaConnection implements AutoCloseable {
             }
             released = true;
             closing = true;
-            closeQuietly(id);
             if (group != null) {
-                // the queue pair is destroyed: nothing of it reaches the group's queue any more
-                group.detach(qp.qpNum(), this);
+                // destroys the queue pair and drains the group's queue of its completions before
+                // another queue pair of the group can be created (and so take its number)
+                group.queuePairGone(qp.qpNum(), this, () -> closeQuietly(id));
                 closeQuietly(sendRing);
-                closeQuietly(receiveRing);
+                if (shared) {
+                    returnSharedSlots();
+                } else {
+                    closeQuietly(receiveRing);
+                }
             } else {
+                closeQuietly(id);
                 closeQuietly(pd);
                 closeQuietly(cq);
                 closeQuietly(completionChannel);

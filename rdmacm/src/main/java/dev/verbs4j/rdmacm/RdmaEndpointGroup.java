@@ -2,8 +2,12 @@ package dev.verbs4j.rdmacm;
 
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
+import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.Context;
+import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.ProtectionDomain;
+import dev.verbs4j.verbs.ReceiveRequests;
+import dev.verbs4j.verbs.SharedReceiveQueue;
 import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.WorkCompletions;
 import dev.verbs4j.verbs.internal.ReadinessPoller;
@@ -12,38 +16,83 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.AbstractMap;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Many {@link RdmaConnection}s on one device that share one protection domain and one completion
- * queue, served by one poller: the library's readiness poller watches the group's completion
- * channel, and whenever it is readable one task (on a virtual thread) takes the completions and
- * hands each to the connection whose queue pair it belongs to. No thread waits per connection or
- * per group. Connections of a group, client ends ({@link #connect}) and server ends ({@link
- * #listen}),
- * offer the whole API of a connection (copying and zero-copy messages, one-sided operations,
- * futures, blocking calls) unchanged; buffers {@link #register registered} with the group serve
- * every connection of it.
+ * queue, and optionally one shared receive queue, served by one poller: the library's readiness
+ * poller watches the group's completion channel, and whenever it is readable one task (on a
+ * virtual thread) takes the completions and hands each to the connection whose queue pair it
+ * belongs to. No thread waits per connection or per group. Connections of a group, client ends
+ * ({@link #connect}) and server ends ({@link #listen}), offer the whole API of a connection
+ * (copying and zero-copy messages, one-sided operations, futures, blocking calls) unchanged;
+ * buffers {@link #register registered} with the group serve every connection of it.
  *
- * <p>Chosen per group: the completion queue's depth and the {@link ConnectionOptions} of its
- * connections. Each connection needs {@code 2 × sendDepth + receiveDepth + 2} completion queue
- * entries (its message ring, its buffer operations, and the flow control's reserved slots); a
- * connection beyond what the queue holds is refused (an {@link IllegalStateException} for {@link
- * #connect}, a rejection naming the reason for a server), so the queue never overruns.
+ * <p>Chosen per group: the completion queue's depth, the {@link ConnectionOptions} of its
+ * connections, and whether they share a receive queue ({@link #open(InetAddress, int,
+ * ConnectionOptions, int)}). Each connection needs {@code 2 × sendDepth + receiveDepth + 2}
+ * completion queue entries (its message ring, its buffer operations, and the flow control's
+ * reserved slots); a connection beyond what the queue holds is refused (an {@link
+ * IllegalStateException} for {@link #connect}, a rejection naming the reason for a server), so
+ * the queue never overruns.
  *
- * <p>Each connection keeps a receive queue of its own: its flow control grants the peer one
- * credit per receive posted for it, which a shared receive queue could not promise.
+ * <p><b>Receive queues.</b> Without a shared receive queue each connection keeps a receive
+ * queue of its own with {@code receiveDepth + 1} registered receive slots: memory grows with the
+ * connections. With one ({@code sharedReceiveDepth > 0}), the group posts {@code
+ * sharedReceiveDepth} slots of {@code maxMessageSize} bytes, registered once, to one shared
+ * receive queue that every connection's queue pair takes its messages from; a connection holds
+ * no receive memory of its own, so the memory for receiving is fixed however many connections
+ * the group has. Posted receives ({@link ConnectionOptions#postedReceives()}) need a receive
+ * queue per connection and are refused for such a group, when it is opened.
  *
- * <p>Ownership: the group owns its protection domain, completion channel and completion queue,
- * and its connections: {@link #close()} closes the connections first (parents close children),
- * then the queues and the domain (which deregisters the group's buffers). A connection closed
+ * <p><b>Flow control with a shared receive queue.</b> The per-connection credits of {@link
+ * RdmaConnection} stay as they are: a peer may have at most {@code receiveDepth} messages (and
+ * one credit update) that this side's application has not taken, so one slow reader holds at
+ * most {@code receiveDepth + 1} of the shared slots. A message keeps its shared slot until the
+ * application takes it (it is copied out then, as from a connection's own ring); the slot then
+ * goes back to the shared queue at once, and the credit to the peer as before. What a credit no
+ * longer promises is that a slot waits for that very connection: the shared queue may hold
+ * fewer slots than the connections' {@code receiveDepth + 1} together (that is what it saves).
+ * When it runs dry, the device answers the next sender with receiver-not-ready; the group's
+ * connections retry that without limit ({@code rnr_retry_count} 7), each retry after the
+ * receiver's RNR timer ({@link ConnectionOptions#minRnrTimer()}), so the message waits in the
+ * sender's queue pair until a reader frees a slot. <em>What the sender sees when the receivers
+ * are slow:</em> its sends stay in flight longer; once its {@code sendDepth} send slots are all in
+ * flight, {@code send} blocks (and times out with "no send slot free"), {@code trySend} returns
+ * false, and send futures wait (beyond {@code sendDepth} waiting ones they are refused at once).
+ * Nothing is dropped: the queue pair is reliable-connected, so a message that met
+ * receiver-not-ready is sent again, and the messages behind it on the same connection wait
+ * behind it; every message arrives once and in the order sent, per connection. The cost is that
+ * slow readers on some connections can delay senders on all connections of the group (they share
+ * the slots); size the queue for what the readers leave untaken ({@code connections ×
+ * (receiveDepth + 1)} slots never run dry). {@link #sharedReceivesLowWater()} tells how close
+ * it came.
+ *
+ * <p><b>Queue pair numbers.</b> The poller hands a completion to the connection whose queue pair
+ * number it carries. A completion of a closed connection's queue pair can still be in the group's
+ * queue after that queue pair is destroyed, and the device may give the same number to a new
+ * queue pair; so closing a connection destroys its queue pair and then takes every completion
+ * left in the group's queue (handing the others' to them, in order, and dropping the closed
+ * queue pair's, whose shared slots go back to the queue), all while holding the lock under which
+ * the group creates queue pairs. No queue pair of the group can be created between the
+ * destruction and the end of that drain, and the device writes no completion for a destroyed
+ * queue pair, so no completion ever reaches a connection it does not belong to.
+ *
+ * <p>Ownership: the group owns its protection domain, completion channel, completion queue,
+ * shared receive queue and its registered slots, and its connections: {@link #close()} closes
+ * the connections first (parents close children), then the shared receive queue, then the
+ * completion queue and the domain (which deregisters the group's buffers). A connection closed
  * on its own leaves the group. The device context belongs to librdmacm.
  */
 public final class RdmaEndpointGroup implements AutoCloseable {
@@ -58,6 +107,26 @@ public final class RdmaEndpointGroup implements AutoCloseable {
     private final CompletionQueue cq;
     private final WorkCompletions completions;
     private final int perConnection;
+    /** The shared receive queue and its slots, or null. */
+    private final SharedReceiveQueue srq;
+    private final MemoryRegion sharedSlots;
+    private final ReceiveRequests sharedRequests;
+    /** Guards posting to the shared receive queue and its closed flag. */
+    private final ReentrantLock srqLock = new ReentrantLock();
+    private boolean srqClosed;
+    private final AtomicInteger sharedPosted = new AtomicInteger();
+    private final AtomicInteger sharedLowWater = new AtomicInteger(Integer.MAX_VALUE);
+    /**
+     * Held while a queue pair of the group is created and attached, and while one is destroyed
+     * and the queue drained of its completions: no new queue pair can take a number whose
+     * completions are still in the queue.
+     */
+    private final ReentrantLock queuePairs = new ReentrantLock();
+    /** Completions polled and not yet handed out, in the order polled (guarded by {@link #lock}). */
+    private final ArrayDeque<Map.Entry<RdmaConnection, List<Completion>>> backlog = new ArrayDeque<>();
+    /** Whether a thread hands out the backlog (one at a time, so each connection gets its completions in order). */
+    private boolean delivering;
+    private boolean cqClosed;
     /** Guards the members and the closed flag; never held while calling into a connection. */
     private final ReentrantLock lock = new ReentrantLock();
     private final Map<Integer, RdmaConnection> byQueuePair = new HashMap<>();
@@ -68,7 +137,8 @@ public final class RdmaEndpointGroup implements AutoCloseable {
     private boolean closed;
     private long dispatched;
 
-    private RdmaEndpointGroup(InetAddress device, Context context, int completionQueueDepth, ConnectionOptions options) {
+    private RdmaEndpointGroup(InetAddress device, Context context, int completionQueueDepth, ConnectionOptions options,
+                              int sharedReceiveDepth) {
         this.device = device;
         this.context = context;
         this.options = options;
@@ -76,12 +146,25 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         ProtectionDomain pd = null;
         CompletionChannel channel = null;
         CompletionQueue cq = null;
+        SharedReceiveQueue srq = null;
+        MemoryRegion slots = null;
+        ReceiveRequests requests = null;
         try {
             pd = context.allocateProtectionDomain();
             channel = context.createCompletionChannel();
             cq = context.createCompletionQueue(completionQueueDepth, channel, 0);
+            if (sharedReceiveDepth > 0) {
+                srq = pd.createSharedReceiveQueue(sharedReceiveDepth, 1);
+                slots = pd.allocateRegion((long) options.maxMessageSize() * sharedReceiveDepth, Access.LOCAL_WRITE);
+                requests = new ReceiveRequests(1, 1);
+            }
             this.completions = new WorkCompletions(64);
         } catch (RuntimeException e) {
+            if (requests != null) {
+                requests.close();
+            }
+            RdmaConnection.closeQuietly(slots);
+            RdmaConnection.closeQuietly(srq);
             RdmaConnection.closeQuietly(cq);
             RdmaConnection.closeQuietly(channel);
             RdmaConnection.closeQuietly(pd);
@@ -90,6 +173,17 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         this.pd = pd;
         this.channel = channel;
         this.cq = cq;
+        this.srq = srq;
+        this.sharedSlots = slots;
+        this.sharedRequests = requests;
+        try {
+            for (int i = 0; i < sharedReceiveDepth; i++) {
+                repostShared(i);
+            }
+        } catch (RuntimeException e) {
+            closeQueues();
+            throw e;
+        }
         lock.lock();
         try {
             cq.requestNotify(false);
@@ -112,12 +206,39 @@ public final class RdmaEndpointGroup implements AutoCloseable {
      */
     public static RdmaEndpointGroup open(InetAddress device, int completionQueueDepth, ConnectionOptions options)
             throws RdmaConnectionException {
+        return open(device, completionQueueDepth, options, 0);
+    }
+
+    /**
+     * A group as {@link #open(InetAddress, int, ConnectionOptions)} whose connections take their
+     * messages from one shared receive queue of {@code sharedReceiveDepth} slots (0: each
+     * connection has a receive queue of its own). See the class documentation for the flow
+     * control.
+     *
+     * @param sharedReceiveDepth the slots of the shared receive queue, each of {@code
+     *                           maxMessageSize} bytes (registered with the group); at least 2, or 0
+     * @throws IllegalArgumentException when the queue cannot hold even one connection, for a
+     *                                  negative or too small {@code sharedReceiveDepth}, or for
+     *                                  options with posted receives and a shared receive queue
+     * @throws RdmaConnectionException  of kind VERBS_ERROR when no RDMA device has that address, or
+     *                                  the device has no shared receive queue of that depth
+     */
+    public static RdmaEndpointGroup open(InetAddress device, int completionQueueDepth, ConnectionOptions options,
+                                         int sharedReceiveDepth) throws RdmaConnectionException {
         Objects.requireNonNull(device, "device");
         ConnectionOptions o = options == null ? ConnectionOptions.DEFAULT : options;
         int per = 2 * o.sendDepth() + o.receiveDepth() + 2;
         if (completionQueueDepth < per) {
             throw new IllegalArgumentException("completionQueueDepth " + completionQueueDepth + " cannot hold one connection of "
                     + per + " entries (2 x sendDepth + receiveDepth + 2)");
+        }
+        if (sharedReceiveDepth < 0 || sharedReceiveDepth == 1) {
+            throw new IllegalArgumentException("sharedReceiveDepth must be 0 (no shared receive queue) or at least 2, got "
+                    + sharedReceiveDepth);
+        }
+        if (sharedReceiveDepth > 0 && o.postedReceives()) {
+            throw new IllegalArgumentException("posted receives (ConnectionOptions.postedReceives) need a receive queue per"
+                    + " connection: the messages of a group with a shared receive queue land in the group's slots");
         }
         Context context;
         try (EventChannel probe = EventChannel.create(); CmId id = probe.createId(PortSpace.TCP)) {
@@ -130,7 +251,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
                     + e.getMessage() + ")", RdmaConnectionException.Kind.VERBS_ERROR, null, 0, null, 0, null, e);
         }
         try {
-            return new RdmaEndpointGroup(device, context, completionQueueDepth, o);
+            return new RdmaEndpointGroup(device, context, completionQueueDepth, o, sharedReceiveDepth);
         } catch (VerbsException e) {
             throw RdmaConnectionException.of(e, "open an endpoint group on " + device);
         }
@@ -207,6 +328,102 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         }
     }
 
+    /** The slots of the shared receive queue, or 0 when each connection has a receive queue of its own. */
+    public int sharedReceiveDepth() {
+        return srq == null ? 0 : (int) (sharedSlots.segment().byteSize() / options.maxMessageSize());
+    }
+
+    /**
+     * The fewest slots that were posted in the shared receive queue at any time since the group
+     * opened (after a completion was taken from it): 0 means the queue ran dry and senders met
+     * receiver-not-ready (back-pressure, see the class documentation); -1 without a shared queue.
+     */
+    public int sharedReceivesLowWater() {
+        if (srq == null) {
+            return -1;
+        }
+        int low = sharedLowWater.get();
+        return low == Integer.MAX_VALUE ? sharedReceiveDepth() : low;
+    }
+
+    /** The shared receive queue of the group, or null. */
+    SharedReceiveQueue sharedReceiveQueue() {
+        return srq;
+    }
+
+    /** The registered slots of the shared receive queue ({@code maxMessageSize} bytes each), or null. */
+    MemoryRegion sharedSlots() {
+        return sharedSlots;
+    }
+
+    /** Posts shared slot {@code s} to the shared receive queue again (nothing once it is closed). */
+    void repostShared(int s) {
+        srqLock.lock();
+        try {
+            if (srqClosed) {
+                return;
+            }
+            int slot = options.maxMessageSize();
+            sharedRequests.get(0).wrId(s).sge(sharedSlots, (long) s * slot, slot);
+            srq.postReceive(sharedRequests, 1);
+            sharedPosted.incrementAndGet();
+        } finally {
+            srqLock.unlock();
+        }
+    }
+
+    /** Whether a completion is of a receive (from the shared queue in a group that has one): no tag of a send. */
+    static boolean isReceive(Completion c) {
+        return (c.wrId() & RdmaConnection.SEND_TAGS) == 0;
+    }
+
+    /** The lock held while a queue pair of the group is created and attached (see {@link #queuePairGone}). */
+    ReentrantLock queuePairLock() {
+        return queuePairs;
+    }
+
+    /**
+     * Destroys a connection's queue pair ({@code destroy}) and takes every completion left in the
+     * group's queue before any other queue pair of the group can be created: those of the
+     * destroyed queue pair are dropped (their shared slots posted again), the others' are handed
+     * to them in order. Then the connection has left the group.
+     */
+    void queuePairGone(int qpNum, RdmaConnection connection, Runnable destroy) {
+        queuePairs.lock();
+        try {
+            destroy.run();
+            pollLock.lock();
+            try {
+                lock.lock();
+                try {
+                    byQueuePair.remove(qpNum, connection);
+                    members.remove(connection);
+                } finally {
+                    lock.unlock();
+                }
+                if (!cqClosed) {
+                    dispatchAll();
+                }
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "endpoint group on " + device + ": draining the queue failed", e);
+            } finally {
+                pollLock.unlock();
+            }
+        } finally {
+            queuePairs.unlock();
+        }
+        // handed out on a thread of its own: the caller may hold its connection's lock
+        lock.lock();
+        try {
+            if (backlog.isEmpty() || delivering) {
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        Thread.ofVirtual().name("verbs4j-group-deliver").start(this::deliverBacklog);
+    }
+
     ProtectionDomain protectionDomain() {
         return pd;
     }
@@ -252,17 +469,6 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         }
     }
 
-    /** A connection left the group (after its queue pair was destroyed). */
-    void detach(int qpNum, RdmaConnection connection) {
-        lock.lock();
-        try {
-            byQueuePair.remove(qpNum, connection);
-            members.remove(connection);
-        } finally {
-            lock.unlock();
-        }
-    }
-
     /** Arms the queue and has the poller watch the channel (under {@link #lock}). */
     private void arm() {
         if (!closed) {
@@ -299,6 +505,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         } finally {
             pollLock.unlock();
         }
+        deliverBacklog();
         lock.lock();
         try {
             arm();
@@ -307,38 +514,101 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         }
     }
 
-    /** Polls the queue empty, handing each connection its completions; whether there were any. */
+    /**
+     * Polls the queue empty (under {@link #pollLock}), queueing each connection's completions in
+     * the backlog; the completions of queue pairs no longer in the group are dropped, their
+     * shared slots posted again. Whether there were any.
+     */
     private boolean dispatchAll() {
         boolean any = false;
         int got;
         while ((got = cq.poll(completions)) > 0) {
             any = true;
-            Map<Integer, List<Completion>> byQp = new HashMap<>();
+            Map<Integer, List<Completion>> byQp = new LinkedHashMap<>();
             for (int i = 0; i < got; i++) {
                 Completion c = Completion.of(completions.get(i));
+                if (srq != null && isReceive(c)) {
+                    int now = sharedPosted.decrementAndGet();
+                    sharedLowWater.accumulateAndGet(now, Math::min);
+                }
                 byQp.computeIfAbsent(c.qpNum(), k -> new ArrayList<>()).add(c);
             }
             dispatched += got;
-            for (Map.Entry<Integer, List<Completion>> e : byQp.entrySet()) {
-                RdmaConnection target;
-                lock.lock();
-                try {
-                    target = byQueuePair.get(e.getKey());
-                } finally {
-                    lock.unlock();
+            List<Completion> orphans = null;
+            lock.lock();
+            try {
+                for (Map.Entry<Integer, List<Completion>> e : byQp.entrySet()) {
+                    RdmaConnection target = byQueuePair.get(e.getKey());
+                    if (target != null) {
+                        backlog.addLast(new AbstractMap.SimpleImmutableEntry<>(target, e.getValue()));
+                    } else {
+                        orphans = orphans == null ? new ArrayList<>() : orphans;
+                        orphans.addAll(e.getValue());
+                    }
                 }
-                if (target != null) {
-                    target.deliver(e.getValue());
-                }
+            } finally {
+                lock.unlock();
+            }
+            if (orphans != null) {
+                recycle(orphans);
             }
         }
         return any;
     }
 
+    /** Posts the shared slots of these receive completions again (they belong to no open connection). */
+    void recycle(List<Completion> batch) {
+        if (srq == null) {
+            return;
+        }
+        for (Completion c : batch) {
+            if (isReceive(c)) {
+                repostShared((int) (c.wrId() & 0xffff_ffffL));
+            }
+        }
+    }
+
     /**
-     * Closes every connection of the group (as {@link RdmaConnection#close()}), then the
-     * completion queue, its channel and the protection domain (deregistering the group's
-     * buffers). Idempotent; never throws.
+     * Hands out the backlog, on the calling thread, which must hold no lock of the group or of a
+     * connection; returns at once when another thread is doing it (which then takes what was
+     * added too).
+     */
+    private void deliverBacklog() {
+        boolean first = true;
+        while (true) {
+            List<Map.Entry<RdmaConnection, List<Completion>>> batch;
+            lock.lock();
+            try {
+                if (first) {
+                    if (delivering) {
+                        return;
+                    }
+                    delivering = true;
+                    first = false;
+                }
+                if (backlog.isEmpty()) {
+                    delivering = false;
+                    return;
+                }
+                batch = new ArrayList<>(backlog);
+                backlog.clear();
+            } finally {
+                lock.unlock();
+            }
+            for (Map.Entry<RdmaConnection, List<Completion>> e : batch) {
+                try {
+                    e.getKey().deliver(e.getValue());
+                } catch (RuntimeException | Error x) {
+                    LOG.log(System.Logger.Level.WARNING, "endpoint group on " + device + ": handing out completions failed", x);
+                }
+            }
+        }
+    }
+
+    /**
+     * Closes every connection of the group (as {@link RdmaConnection#close()}: what is outstanding
+     * on them fails with CLOSED), then the shared receive queue, the completion queue, its channel
+     * and the protection domain (deregistering the group's buffers). Idempotent; never throws.
      */
     @Override
     public void close() {
@@ -362,8 +632,25 @@ public final class RdmaEndpointGroup implements AutoCloseable {
                 c.close();
             }
         }
+        closeQueues();
+    }
+
+    /** Closes the shared receive queue, then the completion queue, its channel and the domain. */
+    private void closeQueues() {
+        srqLock.lock();
+        try {
+            srqClosed = true;
+        } finally {
+            srqLock.unlock();
+        }
         pollLock.lock(); // a poll in progress ends before the queue goes
         try {
+            cqClosed = true;
+            RdmaConnection.closeQuietly(srq);
+            RdmaConnection.closeQuietly(sharedSlots);
+            if (sharedRequests != null) {
+                sharedRequests.close();
+            }
             RdmaConnection.closeQuietly(cq);
             RdmaConnection.closeQuietly(channel);
             RdmaConnection.closeQuietly(pd);

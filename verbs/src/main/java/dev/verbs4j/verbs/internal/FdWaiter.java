@@ -27,6 +27,8 @@ public final class FdWaiter {
     private int sleepers;
     /** Set by {@link #wake}: every later sleep returns at once (the eventfd stays readable). */
     private volatile boolean woken;
+    /** Set by {@link #interrupt}: the next {@link #await} to look returns null at once (written under {@link #lock}). */
+    private volatile boolean interrupted;
     private boolean closed;
 
     /** A waiter on {@code fd}, which the caller keeps open until {@link #close} has returned. */
@@ -46,6 +48,9 @@ public final class FdWaiter {
             T result = attempt.get();
             if (result != null) {
                 return result;
+            }
+            if (takeInterrupt()) {
+                return null;
             }
             long left = deadline - System.nanoTime();
             if (left <= 0) {
@@ -92,6 +97,43 @@ public final class FdWaiter {
             return true;
         }
         throw new VerbsException(function, errno, detail);
+    }
+
+    /**
+     * Has one {@link #await}, the one sleeping now or else the next one, return null at once (as
+     * on a timeout) once it has found nothing: for a thread that waits with a long timeout and
+     * must look at something else (a stop flag). Unlike {@link #wake}, later calls wait again.
+     */
+    public void interrupt() {
+        lock.lock();
+        try {
+            if (!closed && !woken && !interrupted) {
+                interrupted = true;
+                Libc.signal(wakeFd);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Takes an {@link #interrupt}: true (and the eventfd read empty) when there was one. */
+    private boolean takeInterrupt() {
+        if (!interrupted) {
+            return false;
+        }
+        lock.lock();
+        try {
+            if (!interrupted) {
+                return false;
+            }
+            interrupted = false;
+            if (!woken && !closed) {
+                Libc.drain(wakeFd);
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Wakes the sleepers, now and in every later {@link #sleep}. */
