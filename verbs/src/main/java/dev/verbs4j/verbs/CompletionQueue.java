@@ -140,18 +140,27 @@ public final class CompletionQueue extends NativeResource {
     public int poll(WorkCompletions completions) {
         int n;
         boolean counted = enterDataPath();
+        ExtendedPoller classic = null;
         try {
-            if (poller == null) {
-                n = poll(completions, completions.capacity());
-            } else {
+            if (poller != null) {
                 poller.beginClassicPoll();
-                try {
-                    n = poll(completions, completions.capacity());
-                } finally {
-                    poller.endClassicPoll();
+                classic = poller;
+            }
+            boolean taken = completions.take();
+            MemorySegment array = taken ? completions.address() : completions.segment();
+            try {
+                n = (int) POLL_CQ.invokeExact(pollOp, cq, completions.capacity(), array);
+            } finally {
+                if (taken) {
+                    completions.release();
                 }
             }
+        } catch (Throwable t) {
+            throw Ibv.unchecked(t);
         } finally {
+            if (classic != null) {
+                classic.endClassicPoll();
+            }
             exitDataPath(counted);
         }
         if (n < 0) {
@@ -159,21 +168,6 @@ public final class CompletionQueue extends NativeResource {
         }
         completions.filled(n);
         return n;
-    }
-
-    /** The {@code poll_cq} downcall into {@code completions}, held open meanwhile. */
-    private int poll(WorkCompletions completions, int capacity) {
-        boolean taken = completions.take();
-        MemorySegment array = taken ? completions.address() : completions.segment();
-        try {
-            return (int) POLL_CQ.invokeExact(pollOp, cq, capacity, array);
-        } catch (Throwable t) {
-            throw Ibv.unchecked(t);
-        } finally {
-            if (taken) {
-                completions.release();
-            }
-        }
     }
 
     /**

@@ -606,18 +606,17 @@ public final class QueuePair extends NativeResource {
     public void postSend(SendRequests batch, int count) {
         int rc;
         boolean counted = enterDataPath();
+        ExtendedQueuePair classic = null;
         try {
-            if (extended == null) {
-                rc = batch.post(this, postSendOp, qp, count);
-            } else {
+            if (extended != null) {
                 extended.beginClassicPost();
-                try {
-                    rc = batch.post(this, postSendOp, qp, count);
-                } finally {
-                    extended.endClassicPost();
-                }
+                classic = extended;
             }
+            rc = batch.post(this, postSendOp, qp, count);
         } finally {
+            if (classic != null) {
+                classic.endClassicPost();
+            }
             exitDataPath(counted);
         }
         if (rc != 0) {
