@@ -44,7 +44,9 @@ final class Emulation {
         out.println("compare: the CPU is emulated (qemu " + accel + "): C perftest's busy polling and timer reads"
                 + " cost what they cost the emulator, so both sides sleep on completion events (-e), which puts the"
                 + " waiting in the kernel for both" + (dropped ? ", and ib_write_lat (it polls memory whatever the"
-                + " options) is left out" : "") + "; --polling runs everything as asked. Absolute figures mean"
+                + " options) is left out" : "") + "; --polling runs everything as asked. The Java figures are a"
+                + " young JVM's: emulated, its JIT compilers keep a CPU busy for minutes, and the other CPU's"
+                + " wake-ups wait for the 4 ms tick meanwhile (README, \"Perf tools\"). Absolute figures mean"
                 + " something on real hardware only.");
         if (kept.isEmpty()) {
             throw new Compare.SetupException("nothing left to compare on an emulated CPU: ib_write_lat polls memory"
