@@ -11,8 +11,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -27,8 +26,15 @@ public final class CompletionChannel extends NativeResource {
     private final MemorySegment channel;
     private final int fd;
     private final FdWaiter waiter;
-    private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
+    /** The queues that signal here, looked up by their native address (few per channel; copied on change). */
+    private volatile CompletionQueue[] queues = new CompletionQueue[0];
+    private volatile long[] queueAddresses = new long[0];
     private final ReentrantLock eventLock = new ReentrantLock();
+    /** What {@code ibv_get_cq_event} writes (errno, the queue, its context): used under {@link #eventLock} only. */
+    private final Arena eventArena = Arena.ofShared();
+    private final MemorySegment capture = Native.captureSegment(eventArena);
+    private final MemorySegment cqOut = eventArena.allocate(ValueLayout.ADDRESS);
+    private final MemorySegment ctxOut = eventArena.allocate(ValueLayout.ADDRESS);
 
     CompletionChannel(Context context) {
         super(context);
@@ -61,10 +67,7 @@ public final class CompletionChannel extends NativeResource {
 
     /** Returns the queue of a pending event without blocking, or null when there is none. */
     public CompletionQueue tryGetEvent() {
-        try (Use held = use(); Arena arena = Arena.ofConfined()) {
-            MemorySegment capture = Native.captureSegment(arena);
-            MemorySegment cqOut = arena.allocate(ValueLayout.ADDRESS);
-            MemorySegment ctxOut = arena.allocate(ValueLayout.ADDRESS);
+        try (Use held = use()) {
             eventLock.lock();
             try {
                 while (true) {
@@ -78,7 +81,7 @@ public final class CompletionChannel extends NativeResource {
                         return null;
                     }
                     MemorySegment cqPointer = cqOut.get(ValueLayout.ADDRESS, 0);
-                    CompletionQueue cq = queues.get(cqPointer.address());
+                    CompletionQueue cq = queue(cqPointer.address());
                     if (cq == null) {
                         // not one of ours: acknowledge it at once so that its destruction cannot wait for it
                         rdma_core_h.ibv_ack_cq_events(cqPointer, 1);
@@ -109,12 +112,54 @@ public final class CompletionChannel extends NativeResource {
         }
     }
 
+    /** The registered queue at {@code address}, or null. */
+    private CompletionQueue queue(long address) {
+        long[] addresses = queueAddresses;
+        CompletionQueue[] cqs = queues;
+        for (int i = 0; i < addresses.length && i < cqs.length; i++) {
+            if (addresses[i] == address) {
+                return cqs[i];
+            }
+        }
+        return null;
+    }
+
     void register(CompletionQueue cq, long address) {
-        queues.put(address, cq);
+        eventLock.lock();
+        try {
+            int n = queueAddresses.length;
+            CompletionQueue[] cqs = Arrays.copyOf(queues, n + 1);
+            long[] addresses = Arrays.copyOf(queueAddresses, n + 1);
+            cqs[n] = cq;
+            addresses[n] = address;
+            queues = cqs;
+            queueAddresses = addresses;
+        } finally {
+            eventLock.unlock();
+        }
     }
 
     void unregister(long address) {
-        queues.remove(address);
+        eventLock.lock();
+        try {
+            long[] addresses = queueAddresses;
+            for (int i = 0; i < addresses.length; i++) {
+                if (addresses[i] == address) {
+                    CompletionQueue[] cqs = queues;
+                    long[] a = new long[addresses.length - 1];
+                    CompletionQueue[] q = new CompletionQueue[cqs.length - 1];
+                    System.arraycopy(addresses, 0, a, 0, i);
+                    System.arraycopy(addresses, i + 1, a, i, a.length - i);
+                    System.arraycopy(cqs, 0, q, 0, i);
+                    System.arraycopy(cqs, i + 1, q, i, q.length - i);
+                    queues = q;
+                    queueAddresses = a;
+                    return;
+                }
+            }
+        } finally {
+            eventLock.unlock();
+        }
     }
 
     @Override
@@ -126,7 +171,12 @@ public final class CompletionChannel extends NativeResource {
     @Override
     protected void destroy() {
         waiter.close();
-        Ibv.check(rdma_core_h.ibv_destroy_comp_channel(channel), "ibv_destroy_comp_channel", context.name());
+        try {
+            Ibv.check(rdma_core_h.ibv_destroy_comp_channel(channel), "ibv_destroy_comp_channel", context.name());
+        } finally {
+            // no event is taken any more: every taker held a use of the channel, and the last has gone
+            eventArena.close();
+        }
     }
 
     @Override

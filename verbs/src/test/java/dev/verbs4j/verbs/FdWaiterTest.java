@@ -9,6 +9,8 @@ import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -46,15 +48,51 @@ class FdWaiterTest {
     }
 
     @Test
-    void aReadableDescriptorEndsTheSleepAndTheNextAttemptSucceeds() {
+    void aReadableDescriptorEndsTheSleepAndTheNextAttemptSucceeds() throws InterruptedException {
         AtomicInteger attempts = new AtomicInteger();
-        CompletableFuture<String> result = CompletableFuture.supplyAsync(() -> waiter.await(Duration.ofMinutes(1),
-                () -> attempts.incrementAndGet() > 1 ? "event" : null));
+        AtomicBoolean signalled = new AtomicBoolean();
+        CompletableFuture<String> result = CompletableFuture.supplyAsync(() -> waiter.await(Duration.ofMinutes(1), () -> {
+            attempts.incrementAndGet();
+            return signalled.get() ? "event" : null;
+        }));
+        Thread.sleep(200);
+        // a platform thread sleeps before its first attempt: nothing is tried until the descriptor is readable
+        assertThat(result).isNotDone();
+        assertThat(attempts).hasValue(0);
+        signalled.set(true);
+        Libc.signal(fd);
+        assertThat(result.join()).isEqualTo("event");
+        assertThat(attempts).hasValue(1);
+    }
+
+    @Test
+    void aVirtualThreadTriesFirstAndThenSleepsUntilTheDescriptorIsReadable() throws Exception {
+        AtomicInteger attempts = new AtomicInteger();
+        AtomicBoolean signalled = new AtomicBoolean();
+        CompletableFuture<String> result = new CompletableFuture<>();
+        Thread.ofVirtual().start(() -> result.complete(waiter.await(Duration.ofMinutes(1), () -> {
+            boolean ready = signalled.get();
+            attempts.incrementAndGet();
+            return ready ? "event" : null;
+        })));
         while (attempts.get() == 0) {
             Thread.onSpinWait();
         }
+        signalled.set(true);
         Libc.signal(fd);
-        assertThat(result.join()).isEqualTo("event");
+        assertThat(result.get(30, TimeUnit.SECONDS)).isEqualTo("event");
+        assertThat(attempts).hasValue(2);
+    }
+
+    @Test
+    void aZeroTimeoutTriesOnceWithoutSleeping() {
+        AtomicInteger attempts = new AtomicInteger();
+        Object result = waiter.await(Duration.ZERO, () -> {
+            attempts.incrementAndGet();
+            return null;
+        });
+        assertThat(result).isNull();
+        assertThat(attempts).hasValue(1);
     }
 
     @Test

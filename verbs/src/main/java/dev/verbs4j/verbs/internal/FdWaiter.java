@@ -43,20 +43,31 @@ public final class FdWaiter {
      * closed: a close wakes the sleeper, whose next attempt throws.
      */
     public <T> T await(Duration timeout, Supplier<T> attempt) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
+        long timeoutNanos = timeout.toNanos();
+        long start = System.nanoTime();
+        // a platform thread sleeps first: poll(2) returns at once when an event is pending, and a
+        // caller that found its queue empty usually has none yet, so this saves an empty attempt;
+        // a virtual thread tries first, since its sleep registers with the poller
+        boolean tried = Thread.currentThread().isVirtual() || timeoutNanos <= 0;
+        if (tried) {
             T result = attempt.get();
             if (result != null) {
                 return result;
             }
-            if (takeInterrupt()) {
-                return null;
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
+        }
+        long left = timeoutNanos;
+        while (true) {
+            // an interrupt ends the wait only after an attempt has found nothing
+            if (tried && takeInterrupt() || left <= 0) {
                 return null;
             }
             sleep((int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+            T result = attempt.get();
+            if (result != null) {
+                return result;
+            }
+            tried = true;
+            left = start + timeoutNanos - System.nanoTime();
         }
     }
 
