@@ -13,6 +13,7 @@ import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * A completion event channel ({@code struct ibv_comp_channel}, from {@code
@@ -62,8 +63,11 @@ public final class CompletionChannel extends NativeResource {
      * @throws IllegalStateException when the channel is closed, also while waiting
      */
     public CompletionQueue await(Duration timeout) {
-        return waiter.await(timeout, this::tryGetEvent);
+        return waiter.await(timeout, takeEvent);
     }
+
+    /** {@link #tryGetEvent}, made once (a method reference evaluated per wait may allocate). */
+    private final Supplier<CompletionQueue> takeEvent = this::tryGetEvent;
 
     /** Returns the queue of a pending event without blocking, or null when there is none. */
     public CompletionQueue tryGetEvent() {

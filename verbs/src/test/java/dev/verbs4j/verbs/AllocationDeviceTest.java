@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -26,6 +27,55 @@ class AllocationDeviceTest {
             assertThat(allocated).as("bytes allocated by 100,000 round trips").isLessThan(64 * 1024);
         }
     }
+
+    @Test
+    void completionEventsAllocateAlmostNothing() {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        long thread = Thread.currentThread().threadId();
+        try (Context ctx = Context.open(TestBed.loopback().device());
+             WorkCompletions wcs = new WorkCompletions(4);
+             SendRequests sends = new SendRequests(1, 1)) {
+            CompletionChannel channel = ctx.createCompletionChannel();
+            CompletionQueue cq = ctx.createCompletionQueue(16, channel, 0);
+            ProtectionDomain pd = ctx.allocateProtectionDomain();
+            QueuePair a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
+            QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
+            MemoryRegion mr = pd.allocateRegion(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+            a.init(1);
+            b.init(1);
+            a.readyToReceive(b.localEndpoint(10));
+            b.readyToReceive(a.localEndpoint(20));
+            a.readyToSend(20);
+            b.readyToSend(10);
+            sends.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(mr, 0, 64)
+                    .rdma(mr.remoteAddress() + 1024, mr.rkey());
+            eventRoundTrips(a, cq, channel, sends, wcs, 3_000); // warm up
+            long before = threads.getThreadAllocatedBytes(thread);
+            eventRoundTrips(a, cq, channel, sends, wcs, 3_000);
+            long allocated = threads.getThreadAllocatedBytes(thread) - before;
+            assertThat(allocated).as("bytes allocated by 3,000 round trips that each sleep on a completion event")
+                    .isLessThan(64 * 1024);
+        }
+    }
+
+    /** Arm, post, sleep on the channel until the queue signals, poll: as a program that waits on events does. */
+    private static void eventRoundTrips(QueuePair a, CompletionQueue cq, CompletionChannel channel, SendRequests sends,
+            WorkCompletions wcs, int n) {
+        SendRequest wr = sends.get(0);
+        for (int i = 0; i < n; i++) {
+            cq.requestNotify(false);
+            wr.wrId(i);
+            a.postSend(sends, 1);
+            if (channel.await(EVENT_WAIT) != cq) {
+                throw new AssertionError("round trip " + i + ": no event within " + EVENT_WAIT);
+            }
+            if (cq.poll(wcs) != 1 || !wcs.get(0).isSuccess() || wcs.get(0).wrId() != i) {
+                throw new AssertionError("round trip " + i + ": " + (wcs.count() == 0 ? "no completion" : wcs.get(0)));
+            }
+        }
+    }
+
+    private static final Duration EVENT_WAIT = Duration.ofSeconds(10);
 
     private static void roundTrips(QpPair p, SendRequests sends, int n) {
         SendRequest wr = sends.get(0);

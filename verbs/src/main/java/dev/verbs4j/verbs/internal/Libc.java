@@ -117,23 +117,57 @@ public final class Libc {
      * retrying on EINTR. Returns the index of the first readable fd, or -1 on timeout.
      */
     public static int pollReadable(int[] fds, int timeoutMillis) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment pfds = arena.allocate(8L * fds.length, 4);
-            for (int i = 0; i < fds.length; i++) {
-                pfds.set(ValueLayout.JAVA_INT, 8L * i, fds[i]);
-                pfds.set(ValueLayout.JAVA_SHORT, 8L * i + 4, POLLIN);
+        if (fds.length > PollBuffer.FDS || Thread.currentThread().isVirtual()) {
+            try (Arena arena = Arena.ofConfined()) {
+                return poll(fds, timeoutMillis, arena.allocate(8L * fds.length, 4), Native.captureSegment(arena));
             }
-            MemorySegment capture = Native.captureSegment(arena);
-            long deadline = timeoutMillis < 0 ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000L;
+        }
+        PollBuffer buffer = POLL_BUFFER.get();
+        return poll(fds, timeoutMillis, buffer.pollFds, buffer.capture);
+    }
+
+    /**
+     * Memory for one {@code poll(2)} call of a platform thread (the {@code pollfd} array and errno),
+     * reused by its thread's later calls, so that waiting allocates nothing; freed with the
+     * thread-local once the thread has ended.
+     */
+    private static final class PollBuffer {
+        static final int FDS = 4;
+        final MemorySegment pollFds;
+        final MemorySegment capture;
+
+        PollBuffer() {
+            Arena arena = Arena.ofAuto();
+            pollFds = arena.allocate(8L * FDS, 4);
+            capture = Native.captureSegment(arena);
+        }
+    }
+
+    private static final ThreadLocal<PollBuffer> POLL_BUFFER = ThreadLocal.withInitial(PollBuffer::new);
+
+    private static int poll(int[] fds, int timeoutMillis, MemorySegment pfds, MemorySegment capture) {
+        for (int i = 0; i < fds.length; i++) {
+            pfds.set(ValueLayout.JAVA_INT, 8L * i, fds[i]);
+            pfds.set(ValueLayout.JAVA_SHORT, 8L * i + 4, POLLIN);
+            pfds.set(ValueLayout.JAVA_SHORT, 8L * i + 6, (short) 0);
+        }
+        int wait = timeoutMillis;
+        long deadline = 0; // read from the clock only when a signal interrupts the wait
+        try {
             while (true) {
-                int wait = timeoutMillis < 0 ? -1 : (int) Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
                 int n = (int) POLL.invokeExact(capture, pfds, (long) fds.length, wait);
                 if (n < 0) {
                     int errno = Native.errno(capture);
-                    if (errno == EINTR) {
-                        continue;
+                    if (errno != EINTR) {
+                        throw new VerbsException("poll", errno, null);
                     }
-                    throw new VerbsException("poll", errno, null);
+                    if (timeoutMillis >= 0) {
+                        if (deadline == 0) {
+                            deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+                        }
+                        wait = (int) Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
+                    }
+                    continue;
                 }
                 if (n == 0) {
                     return -1;
