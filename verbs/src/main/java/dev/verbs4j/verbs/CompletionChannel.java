@@ -34,7 +34,7 @@ public final class CompletionChannel extends NativeResource {
     /** What {@code ibv_get_cq_event} writes (errno, the queue, its context): used under {@link #eventLock} only. */
     private final Arena eventArena = Arena.ofShared();
     private final MemorySegment capture = Native.captureSegment(eventArena);
-    private final MemorySegment cqOut = eventArena.allocate(ValueLayout.ADDRESS);
+    private final MemorySegment cqOut = eventArena.allocate(ValueLayout.JAVA_LONG);
     private final MemorySegment ctxOut = eventArena.allocate(ValueLayout.ADDRESS);
 
     CompletionChannel(Context context) {
@@ -84,11 +84,11 @@ public final class CompletionChannel extends NativeResource {
                     if (rc != 0 && FdWaiter.nonePending(Native.errno(capture), "ibv_get_cq_event", context.name())) {
                         return null;
                     }
-                    MemorySegment cqPointer = cqOut.get(ValueLayout.ADDRESS, 0);
-                    CompletionQueue cq = queue(cqPointer.address());
+                    long cqAddress = cqOut.get(ValueLayout.JAVA_LONG, 0);
+                    CompletionQueue cq = queue(cqAddress);
                     if (cq == null) {
                         // not one of ours: acknowledge it at once so that its destruction cannot wait for it
-                        rdma_core_h.ibv_ack_cq_events(cqPointer, 1);
+                        rdma_core_h.ibv_ack_cq_events(MemorySegment.ofAddress(cqAddress), 1);
                         continue;
                     }
                     // counted under the lock: the queue's destruction acknowledges it
