@@ -15,6 +15,9 @@ import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequest;
 import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.WcOpcode;
+import dev.verbs4j.verbs.WcStatus;
+import dev.verbs4j.verbs.WorkCompletion;
+import dev.verbs4j.verbs.WorkCompletions;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -96,7 +99,7 @@ final class ServerConnection {
     private boolean serving;
     private Thread servingThread;
     /** Completions handed over by the shared queue, not yet served, in order. */
-    private final ArrayDeque<SharedCompletions.Done> inbox = new ArrayDeque<>();
+    private final CompletionInbox inbox;
 
     ServerConnection(NaaServer server, CmId id, long number) {
         this.server = server;
@@ -105,6 +108,7 @@ final class ServerConnection {
         InetSocketAddress p = id.peerAddress();
         this.peer = p == null ? "?" : p.getAddress().getHostAddress() + ":" + p.getPort();
         this.sends = new SendRequests(server.maxRegions + 1, 1);
+        this.inbox = new CompletionInbox(server.maxRegions + ENTRIES_BEYOND_REGIONS);
         ProtectionDomain pd = null;
         SharedCompletions.Queue q = null;
         MemoryRegion m = null;
@@ -172,17 +176,28 @@ final class ServerConnection {
     }
 
     /**
-     * On the shared queue's thread: completions of this connection, in order. True when the
-     * caller is to {@link #serve} them now (the connection is established and nothing serves it;
-     * it is claimed for the caller), else they wait for the thread that serves it.
+     * On the shared queue's thread: the completions of this connection among {@code polled}
+     * {@code [first, count)}, those whose {@code owners} entry is this connection (taken in order,
+     * their entries cleared). True when the caller is to {@link #serve} them now (the connection
+     * is established and nothing serves it; it is claimed for the caller), else they wait for the
+     * thread that serves it.
      */
-    boolean offer(List<SharedCompletions.Done> batch) {
+    boolean offer(WorkCompletions polled, ServerConnection[] owners, int first, int count) {
         lock.lock();
         try {
+            for (int i = first; i < count; i++) {
+                if (owners[i] == this) {
+                    owners[i] = null;
+                    if (!cleaned) {
+                        WorkCompletion wc = polled.get(i);
+                        boolean success = wc.isSuccess();
+                        inbox.add(wc.wrId(), wc.status(), success ? wc.opcode() : null, wc.byteLength(), wc.immediateData());
+                    }
+                }
+            }
             if (cleaned) {
                 return false;
             }
-            inbox.addAll(batch);
             if (serving || !started) {
                 return false;
             }
@@ -226,27 +241,36 @@ final class ServerConnection {
         boolean free = false;
         try {
             while (true) {
-                SharedCompletions.Done d;
+                long wrId;
+                WcStatus status;
+                WcOpcode opcode;
+                int bytes;
+                int immediate;
                 lock.lock();
                 try {
                     if (stop) {
                         free = true;
                         return;
                     }
-                    d = inbox.pollFirst();
-                    if (d == null) {
+                    if (inbox.isEmpty()) {
                         serving = false;
                         servingThread = null;
                         return;
                     }
+                    wrId = inbox.wrId();
+                    status = inbox.status();
+                    opcode = inbox.opcode();
+                    bytes = inbox.byteLength();
+                    immediate = inbox.immediate();
+                    inbox.removeFirst();
                 } finally {
                     lock.unlock();
                 }
-                if (!d.success()) {
-                    fail("work request " + d.wrId() + " failed with " + d.status());
+                if (status != WcStatus.SUCCESS) {
+                    fail("work request " + wrId + " failed with " + status);
                     continue;
                 }
-                complete(d.wrId(), d.opcode(), d.byteLength(), d.immediate());
+                complete(wrId, opcode, bytes, immediate);
             }
         } catch (RuntimeException e) {
             if (!stop) {

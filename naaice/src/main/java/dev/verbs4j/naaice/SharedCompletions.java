@@ -7,16 +7,11 @@ import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.ProtectionDomain;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairInit;
-import dev.verbs4j.verbs.WcOpcode;
-import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -48,10 +43,8 @@ final class SharedCompletions implements AutoCloseable {
     private static final Duration SLEEP = Duration.ofHours(1);
     /** The largest queue made, whatever the device allows. */
     private static final int MAX_DEPTH = 16384;
-
-    /** A work completion copied out of the native array, for the connection it belongs to. */
-    record Done(long wrId, boolean success, String status, WcOpcode opcode, int byteLength, int immediate) {
-    }
+    /** Completions taken per poll. */
+    private static final int POLL = 64;
 
     /** One shared completion queue, its channel and its thread; members and their queue pairs guarded by {@link SharedCompletions#lock}. */
     final class Queue {
@@ -59,8 +52,10 @@ final class SharedCompletions implements AutoCloseable {
         final CompletionChannel channel;
         final CompletionQueue cq;
         final int capacity;
-        private final WorkCompletions completions = new WorkCompletions(64);
-        private final Map<Integer, ServerConnection> byQueuePair = new HashMap<>();
+        private final WorkCompletions completions = new WorkCompletions(POLL);
+        /** The connection of each polled completion, while {@link #dispatch} hands them out (under {@link #pollLock}). */
+        private final ServerConnection[] owners = new ServerConnection[POLL];
+        private final QueuePairTable<ServerConnection> byQueuePair;
         private final ReentrantLock pollLock = new ReentrantLock();
         /** The thread that polls the queue now (guarded by {@link SharedCompletions#lock}); a kernel about to run hands the role on. */
         private Thread leader;
@@ -79,6 +74,7 @@ final class SharedCompletions implements AutoCloseable {
             }
             this.channel = ch;
             this.capacity = capacity;
+            this.byQueuePair = new QueuePairTable<>(capacity);
             this.leader = Thread.ofVirtual().name("naaice-completions").unstarted(this::run);
         }
 
@@ -117,9 +113,10 @@ final class SharedCompletions implements AutoCloseable {
          * until {@link #close}, or until a kernel it runs has handed the polling on.
          */
         private void run() {
+            List<ServerConnection> claimed = new ArrayList<>();
             while (true) {
                 boolean again;
-                List<ServerConnection> claimed = new ArrayList<>();
+                claimed.clear();
                 pollLock.lock();
                 try {
                     if (closed) {
@@ -163,29 +160,27 @@ final class SharedCompletions implements AutoCloseable {
 
         /**
          * Polls the queue empty (under {@link #pollLock}), handing each connection its completions
-         * in order; the connections that are to be served now (none served them) go to {@code
-         * claimed}. Whether there were any completions.
+         * of a poll at once, in order; the connections that are to be served now (none served
+         * them) go to {@code claimed}, in the order of their first completion. Whether there were
+         * any completions. Allocates nothing (the arrays are the queue's).
          */
         private boolean dispatch(List<ServerConnection> claimed) {
             boolean any = false;
             int got;
             while ((got = cq.poll(completions)) > 0) {
                 any = true;
-                Map<Integer, List<Done>> byQp = new LinkedHashMap<>();
-                for (int i = 0; i < got; i++) {
-                    WorkCompletion wc = completions.get(i);
-                    byQp.computeIfAbsent(wc.qpNum(), k -> new ArrayList<>()).add(new Done(wc.wrId(), wc.isSuccess(),
-                            String.valueOf(wc.status()), wc.isSuccess() ? wc.opcode() : null, wc.byteLength(), wc.immediateData()));
-                }
-                for (Map.Entry<Integer, List<Done>> e : byQp.entrySet()) {
-                    ServerConnection target;
-                    lock.lock();
-                    try {
-                        target = byQueuePair.get(e.getKey());
-                    } finally {
-                        lock.unlock();
+                lock.lock();
+                try {
+                    for (int i = 0; i < got; i++) {
+                        owners[i] = byQueuePair.get(completions.get(i).qpNum());
                     }
-                    if (target != null && target.offer(e.getValue()) && !claimed.contains(target)) {
+                } finally {
+                    lock.unlock();
+                }
+                for (int i = 0; i < got; i++) {
+                    ServerConnection target = owners[i];
+                    // (a connection that offer claimed stays claimed until served: it is not in claimed twice)
+                    if (target != null && target.offer(completions, owners, i, got)) {
                         claimed.add(target);
                     }
                 }

@@ -77,7 +77,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * slow readers on some connections can delay senders on all connections of the group (they share
  * the slots); size the queue for what the readers leave untaken ({@code connections ×
  * (receiveDepth + 1)} slots never run dry). {@link #sharedReceivesLowWater()} tells how close
- * it came.
+ * it came. The queue's limit event ({@code IBV_EVENT_SRQ_LIMIT_REACHED}) is not used: a slot goes
+ * back to the queue as soon as its message is taken, so a slot missing from a low queue always
+ * holds a message no reader has taken yet, and there is no free slot that the event could have
+ * it post.
  *
  * <p><b>Queue pair numbers.</b> The poller hands a completion to the connection whose queue pair
  * number it carries. A completion of a closed connection's queue pair can still be in the group's

@@ -6,18 +6,19 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.management.ManagementFactory;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import static dev.verbs4j.rdmacm.GroupConnections.OPTIONS;
+import static dev.verbs4j.rdmacm.GroupConnections.T;
+import static dev.verbs4j.rdmacm.GroupConnections.connectAll;
+import static dev.verbs4j.rdmacm.GroupConnections.echoFromEach;
+import static dev.verbs4j.rdmacm.GroupConnections.platformThreads;
 import static dev.verbs4j.rdmacm.RdmaConnectionDeviceTest.address;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -31,25 +32,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Timeout(150)
 class RdmaEndpointGroupDeviceTest {
 
-    static final Duration T = Duration.ofSeconds(60);
-    static final ConnectionOptions OPTIONS = ConnectionOptions.DEFAULT.withMaxMessageSize(1024).withDepths(4, 4)
-            .withLinger(Duration.ZERO);
-
-    /** Echoes every message of {@code c} through futures: no thread waits for it. */
-    static void echo(RdmaConnection c) {
-        c.receiveAsync()
-                .thenCompose(m -> m == null ? CompletableFuture.completedFuture(false) : c.sendAsync(m).thenApply(v -> true))
-                .whenComplete((more, e) -> {
-                    if (e == null && more) {
-                        echo(c);
-                    }
-                });
-    }
-
-    static int platformThreads() {
-        return ManagementFactory.getThreadMXBean().getThreadCount();
-    }
-
     @Test
     void thirtyTwoConnectionsShareOneCompletionQueueAndEcho() throws Exception {
         int n = 32;
@@ -62,27 +44,10 @@ class RdmaEndpointGroupDeviceTest {
              RdmaArena arena = RdmaArena.ofShared()) {
             assertThat(serverGroup.capacity()).isGreaterThanOrEqualTo(n);
             int threadsBefore = platformThreads();
-            List<CompletableFuture<RdmaConnection>> connecting = new ArrayList<>();
             try (ExecutorService vts = Executors.newVirtualThreadPerTaskExecutor()) {
-                for (int i = 0; i < n; i++) {
-                    connecting.add(CompletableFuture.supplyAsync(() -> {
-                        try {
-                            return clientGroup.connect(server.localAddress(), T);
-                        } catch (RdmaConnectionException e) {
-                            throw new RuntimeException(e);
-                        }
-                    }, vts));
-                }
                 List<RdmaConnection> accepted = new ArrayList<>();
-                for (int i = 0; i < n; i++) {
-                    RdmaConnection c = server.accept(T);
-                    accepted.add(c);
-                    echo(c);
-                }
-                List<RdmaConnection> clients = new ArrayList<>();
-                for (CompletableFuture<RdmaConnection> f : connecting) {
-                    clients.add(f.get(60, TimeUnit.SECONDS));
-                }
+                List<RdmaConnection> clients = connectAll(clientGroup, server, n, vts, accepted);
+                accepted.forEach(GroupConnections::echo);
                 // one completion queue per group, whatever the number of connections
                 assertThat(clients).allMatch(c -> c.completionQueue() == clientGroup.completionQueue() && c.group() == clientGroup);
                 assertThat(accepted).allMatch(c -> c.completionQueue() == serverGroup.completionQueue());
@@ -90,23 +55,7 @@ class RdmaEndpointGroupDeviceTest {
                 assertThat(serverGroup.connections()).hasSize(n);
 
                 long start = System.nanoTime();
-                List<Future<Integer>> echoed = new ArrayList<>();
-                for (int k = 0; k < n; k++) {
-                    RdmaConnection c = clients.get(k);
-                    int id = k;
-                    echoed.add(vts.submit(() -> {
-                        for (int i = 0; i < messages; i++) {
-                            byte[] m = VirtualThreadEchoMain.message(id, i);
-                            c.send(m, T);
-                            assertThat(c.receive(T)).as("connection %d message %d", id, i).isEqualTo(m);
-                        }
-                        return messages;
-                    }));
-                }
-                int total = 0;
-                for (Future<Integer> f : echoed) {
-                    total += f.get(120, TimeUnit.SECONDS);
-                }
+                int total = echoFromEach(clients, messages, 1, vts);
                 int threadsDuring = platformThreads();
                 System.out.printf("group: %d connections, %d echoes verified in %d ms on one completion queue per side;"
                                 + " platform threads %d before connecting, %d after; completions dispatched: client %d, server %d%n",

@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Timeout;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -20,9 +19,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static dev.verbs4j.rdmacm.GroupConnections.OPTIONS;
+import static dev.verbs4j.rdmacm.GroupConnections.T;
+import static dev.verbs4j.rdmacm.GroupConnections.connectAll;
+import static dev.verbs4j.rdmacm.GroupConnections.echoFromEach;
+import static dev.verbs4j.rdmacm.GroupConnections.platformThreads;
 import static dev.verbs4j.rdmacm.RdmaConnectionDeviceTest.address;
-import static dev.verbs4j.rdmacm.RdmaEndpointGroupDeviceTest.echo;
-import static dev.verbs4j.rdmacm.RdmaEndpointGroupDeviceTest.platformThreads;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -35,32 +37,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Tag(TestBed.TAG)
 @Timeout(150)
 class RdmaSharedReceiveQueueDeviceTest {
-
-    static final Duration T = Duration.ofSeconds(60);
-    static final ConnectionOptions OPTIONS = ConnectionOptions.DEFAULT.withMaxMessageSize(1024).withDepths(4, 4)
-            .withLinger(Duration.ZERO);
-
-    static List<RdmaConnection> connectAll(RdmaEndpointGroup clients, RdmaServer server, int n, ExecutorService vts,
-                                           List<RdmaConnection> accepted) throws Exception {
-        List<CompletableFuture<RdmaConnection>> connecting = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            connecting.add(CompletableFuture.supplyAsync(() -> {
-                try {
-                    return clients.connect(server.localAddress(), T);
-                } catch (RdmaConnectionException e) {
-                    throw new RuntimeException(e);
-                }
-            }, vts));
-        }
-        for (int i = 0; i < n; i++) {
-            accepted.add(server.accept(T));
-        }
-        List<RdmaConnection> out = new ArrayList<>();
-        for (CompletableFuture<RdmaConnection> f : connecting) {
-            out.add(f.get(60, TimeUnit.SECONDS));
-        }
-        return out;
-    }
 
     @Test
     void thirtyTwoConnectionsEchoThroughSharedReceiveQueues() throws Exception {
@@ -81,31 +57,12 @@ class RdmaSharedReceiveQueueDeviceTest {
             List<RdmaConnection> clients = connectAll(clientGroup, server, n, vts, accepted);
             // after connecting: the JVM's carrier threads and the poller have started by now
             int threadsBefore = platformThreads();
-            accepted.forEach(RdmaEndpointGroupDeviceTest::echo);
+            accepted.forEach(GroupConnections::echo);
             assertThat(serverGroup.connections()).hasSize(n);
 
             long start = System.nanoTime();
-            List<Future<Integer>> echoed = new ArrayList<>();
-            for (int k = 0; k < n; k++) {
-                RdmaConnection c = clients.get(k);
-                int id = k;
-                echoed.add(vts.submit(() -> {
-                    // several in flight on each connection: the echoes come back in the order sent
-                    for (int i = 0; i < messages; i += 2) {
-                        byte[] m0 = VirtualThreadEchoMain.message(id, i);
-                        byte[] m1 = VirtualThreadEchoMain.message(id, i + 1);
-                        c.send(m0, T);
-                        c.send(m1, T);
-                        assertThat(c.receive(T)).as("connection %d message %d", id, i).isEqualTo(m0);
-                        assertThat(c.receive(T)).as("connection %d message %d", id, i + 1).isEqualTo(m1);
-                    }
-                    return messages;
-                }));
-            }
-            int total = 0;
-            for (Future<Integer> f : echoed) {
-                total += f.get(120, TimeUnit.SECONDS);
-            }
+            // two in flight on each connection: the echoes come back in the order sent
+            int total = echoFromEach(clients, messages, 2, vts);
             System.out.printf("shared receive queues: %d connections per side, %d echoes verified in %d ms through 64 shared"
                             + " slots per side; platform threads %d before the traffic, %d after; lowest slots posted: server %d,"
                             + " client %d%n", n, total, (System.nanoTime() - start) / 1_000_000, threadsBefore, platformThreads(),
@@ -146,7 +103,7 @@ class RdmaSharedReceiveQueueDeviceTest {
             // new connections after the closes (their queue pairs may reuse numbers): their own traffic only
             List<RdmaConnection> newlyAccepted = new ArrayList<>();
             List<RdmaConnection> again = connectAll(clientGroup, server, 4, vts, newlyAccepted);
-            newlyAccepted.forEach(RdmaEndpointGroupDeviceTest::echo);
+            newlyAccepted.forEach(GroupConnections::echo);
             for (int k = 0; k < again.size(); k++) {
                 byte[] m = VirtualThreadEchoMain.message(100 + k, 0);
                 again.get(k).send(m, T);
