@@ -32,21 +32,13 @@ class AllocationDeviceTest {
     void completionEventsAllocateAlmostNothing() {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long thread = Thread.currentThread().threadId();
-        try (Context ctx = Context.open(TestBed.loopback().device());
+        try (ChannelLoopback loop = new ChannelLoopback();
              WorkCompletions wcs = new WorkCompletions(4);
              SendRequests sends = new SendRequests(1, 1)) {
-            CompletionChannel channel = ctx.createCompletionChannel();
-            CompletionQueue cq = ctx.createCompletionQueue(16, channel, 0);
-            ProtectionDomain pd = ctx.allocateProtectionDomain();
-            QueuePair a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
-            QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
-            MemoryRegion mr = pd.allocateRegion(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
-            a.init(1);
-            b.init(1);
-            a.readyToReceive(b.localEndpoint(10));
-            b.readyToReceive(a.localEndpoint(20));
-            a.readyToSend(20);
-            b.readyToSend(10);
+            QueuePair a = loop.a;
+            CompletionQueue cq = loop.cq;
+            CompletionChannel channel = loop.channel;
+            MemoryRegion mr = loop.mr;
             sends.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(mr, 0, 64)
                     .rdma(mr.remoteAddress() + 1024, mr.rkey());
             eventRoundTrips(a, cq, channel, sends, wcs, 20_000); // warm up: let the JIT compile the path

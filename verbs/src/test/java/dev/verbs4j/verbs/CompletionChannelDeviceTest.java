@@ -16,24 +16,17 @@ class CompletionChannelDeviceTest {
 
     @Test
     void waitTimesOutThenSeesTheEventOfAnArmedQueue() throws Exception {
-        try (Context ctx = Context.open(TestBed.loopback().device());
+        try (ChannelLoopback loop = new ChannelLoopback();
              WorkCompletions wcs = new WorkCompletions(4);
              SendRequests sends = new SendRequests(1, 1);
              ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
-            CompletionChannel channel = ctx.createCompletionChannel();
-            CompletionQueue cq = ctx.createCompletionQueue(16, channel, 0);
-            ProtectionDomain pd = ctx.allocateProtectionDomain();
-            QueuePair a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
-            QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
-            MemoryRegion mr = pd.allocateRegion(4096, Access.LOCAL_WRITE);
+            CompletionChannel channel = loop.channel;
+            CompletionQueue cq = loop.cq;
+            QueuePair a = loop.a;
+            QueuePair b = loop.b;
+            MemoryRegion mr = loop.mr;
             // The default GID: the port's RoCE v2 entry with the device's IPv4 address.
-            assertThat(ctx.preferredGidIndex(1)).isEqualTo(TestBed.loopback().gidIndex());
-            a.init(1);
-            b.init(1);
-            a.readyToReceive(b.localEndpoint(10));
-            b.readyToReceive(a.localEndpoint(20));
-            a.readyToSend(20);
-            b.readyToSend(10);
+            assertThat(loop.ctx.preferredGidIndex(1)).isEqualTo(TestBed.loopback().gidIndex());
 
             cq.requestNotify(false);
             long start = System.nanoTime();

@@ -42,21 +42,14 @@ class VirtualThreadWaitsDeviceTest {
 
     @Test
     void aCompletionWakesAVirtualThreadParkedInAwait() throws Exception {
-        try (Context ctx = Context.open(TestBed.loopback().device());
+        try (ChannelLoopback loop = new ChannelLoopback();
              SendRequests sends = new SendRequests(1, 1);
              ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
-            CompletionChannel channel = ctx.createCompletionChannel();
-            CompletionQueue cq = ctx.createCompletionQueue(16, channel, 0);
-            ProtectionDomain pd = ctx.allocateProtectionDomain();
-            QueuePair a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
-            QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq));
-            MemoryRegion mr = pd.allocateRegion(4096, Access.LOCAL_WRITE);
-            a.init(1);
-            b.init(1);
-            a.readyToReceive(b.localEndpoint(10));
-            b.readyToReceive(a.localEndpoint(20));
-            a.readyToSend(20);
-            b.readyToSend(10);
+            CompletionChannel channel = loop.channel;
+            CompletionQueue cq = loop.cq;
+            QueuePair a = loop.a;
+            QueuePair b = loop.b;
+            MemoryRegion mr = loop.mr;
             cq.requestNotify(false);
             try (ParkedWaits waits = ParkedWaits.startOne("CompletionChannel.await", () -> channel.await(Duration.ofSeconds(60)))) {
                 waits.awaitParked();
