@@ -68,6 +68,13 @@ final class Perftest {
             err.flush();
             return bad;
         }
+        try {
+            o.checkAliveSeconds = AliveCheck.period();
+        } catch (IllegalArgumentException e) {
+            err.print(" " + e.getMessage() + "\n");
+            err.flush();
+            return 1;
+        }
         Perftest t = new Perftest(o, out, err);
         try {
             return t.execute();
