@@ -62,14 +62,27 @@ final class KeyExchange {
     }
 
     /**
+     * getaddrinfo's words for each name that failed to resolve in this JVM: the JDK keeps a failed
+     * lookup for a while (networkaddress.cache.negative.ttl) and then throws without them.
+     */
+    private static final java.util.Map<String, String> FAILED_LOOKUPS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
      * glibc's text for a name that did not resolve: the JDK puts getaddrinfo's gai_strerror after
-     * the name in its message; without it, EAI_AGAIN's text when no name server is configured, else
-     * EAI_NONAME's.
+     * the name in its message; a lookup the JDK answers from its cache of failures has the text of
+     * the lookup that failed before. Without either, EAI_AGAIN's text when no name server is
+     * configured, else EAI_NONAME's.
      */
     static String nameResolutionError(java.net.UnknownHostException e, String host) {
         String m = e.getMessage();
         if (m != null && m.startsWith(host + ": ")) {
-            return m.substring(host.length() + 2);
+            String text = m.substring(host.length() + 2);
+            FAILED_LOOKUPS.put(host, text);
+            return text;
+        }
+        String before = FAILED_LOOKUPS.get(host);
+        if (before != null) {
+            return before;
         }
         try {
             for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/etc/resolv.conf"))) {
