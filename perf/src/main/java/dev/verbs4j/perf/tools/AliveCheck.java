@@ -8,7 +8,7 @@ package dev.verbs4j.perf.tools;
  * requires, the run ends with perftest's words ({@code Did not get Message for 120 Seconds}, even
  * though the first look comes after one period). Like perftest's, its last count goes back to 0
  * when a loop ends while the current count stays, so with {@code -a} a later size that receives
- * nothing is judged from the count of the size before.
+ * nothing counts as progress at its first look and is never found silent, as in perftest.
  *
  * <p>The period can be shortened with the system property {@value #PERIOD_PROPERTY} (whole
  * seconds, at least 1), for scripts and tests that cannot wait a minute for the verdict.
@@ -89,7 +89,7 @@ final class AliveCheck {
         return current == last && current < total;
     }
 
-    /** The loop ended (perftest's clean-up sets its last count back to 0; a pending look stays). */
+    /** The loop ended (perftest's clean-up sets its last count back to 0). */
     void loopEnded() {
         last = 0;
     }

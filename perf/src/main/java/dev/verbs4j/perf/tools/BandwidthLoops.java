@@ -32,7 +32,7 @@ final class BandwidthLoops extends MeasurementLoops {
     int rdmaBandwidth() throws ToolExit {
         report.bwHeader();
         if (!o.isClient() && !o.duplex) {
-            keys.barrier();
+            keys.barrierIndented();
             report.bw(keys.exchangeReport(new PerfOutput.Bw(0, 0, 0, 0, 0)));
             keys.closeExchange();
             report.endTable();
@@ -44,7 +44,7 @@ final class BandwidthLoops extends MeasurementLoops {
                 warmUp(size);
             }
             if (o.duplex) {
-                keys.barrier();
+                keys.barrierIndented();
             }
             if (o.runInfinitely) {
                 new InfiniteMode(run).stream(size, o.duplex && o.verb == PerfOptions.Verb.SEND);
@@ -52,7 +52,7 @@ final class BandwidthLoops extends MeasurementLoops {
             last = stream(size, false);
             if (o.duplex) {
                 if (o.all) {
-                    keys.barrier();
+                    keys.barrierIndented();
                 }
                 PerfOutput.Bw theirs = keys.exchangeReport(last);
                 report.bw(last.plus(theirs));
@@ -65,7 +65,7 @@ final class BandwidthLoops extends MeasurementLoops {
         }
         report.endTable();
         if (!o.duplex) {
-            keys.barrier();
+            keys.barrierIndented();
             keys.exchangeReport(last);
         }
         keys.closeExchange();

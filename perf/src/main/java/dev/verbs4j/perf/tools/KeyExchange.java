@@ -137,13 +137,17 @@ final class KeyExchange {
         return o.rdmaCm || o.comRdmaCm ? Wire.parseBinary(b) : Wire.parseText(b, withGid());
     }
 
-    /** One K exchange carrying QP {@code i}'s description; returns the peer's. */
-    private Wire.Dest key(int i) throws ToolExit {
-        return key(i, false);
+    /**
+     * One K exchange carrying QP {@code i}'s description; returns the peer's. {@code indented}: the
+     * failure line is perftest's " Failed to exchange…" of that call site, else "Failed to exchange…"
+     * (perftest's tools indent it at some sites and not at others).
+     */
+    private Wire.Dest key(int i, boolean indented) throws ToolExit {
+        return key(i, false, indented);
     }
 
     /** One K exchange, with {@code last} the channel's last one (see {@link Wire.Channel#lastExchange}). */
-    private Wire.Dest key(int i, boolean last) throws ToolExit {
+    private Wire.Dest key(int i, boolean last, boolean indented) throws ToolExit {
         try {
             byte[] mine = keyMessage(res.local(i));
             return parseKey(last ? channel.lastExchange(mine) : channel.exchange(mine));
@@ -152,7 +156,7 @@ final class KeyExchange {
         } catch (IOException e) {
             err.print("ethernet_read_keys: Couldn't read remote address\n");
             err.print(unableToRead());
-            throw exchangeFailed();
+            throw indented ? exchangeFailed() : exit("Failed to exchange data between server and clients", 1);
         }
     }
 
@@ -166,8 +170,10 @@ final class KeyExchange {
 
     /** K for every queue pair, in order, keeping the peer's descriptions. */
     void keysAll() throws ToolExit {
+        // perftest indents this failure in ib_write_bw only
+        boolean indented = o.verb == PerfOptions.Verb.WRITE && o.kind == PerfOptions.Kind.BW;
         for (int i = 0; i < o.numQps; i++) {
-            res.peer(i, key(i));
+            res.peer(i, key(i, indented));
         }
         // perftest: both GIDs IPv4-mapped or both not (--ipv6 on one side only fails here)
         if (!o.rdmaCm && ipv4Mapped(res.local(0).gid()) != ipv4Mapped(res.peer(0).gid())) {
@@ -187,9 +193,14 @@ final class KeyExchange {
         return gid[10] == (byte) 0xff && gid[11] == (byte) 0xff;
     }
 
-    /** A synchronising K with QP 0's description (the answer is not needed). */
+    /** A synchronising K with QP 0's description (the answer is not needed); its failure line unindented. */
     void barrier() throws ToolExit {
-        key(0);
+        key(0, false);
+    }
+
+    /** As {@link #barrier()}, at a site where perftest indents the failure line. */
+    void barrierIndented() throws ToolExit {
+        key(0, true);
     }
 
     /** The address lines: every local one, then per queue pair a K and the peer's line. */
@@ -198,7 +209,7 @@ final class KeyExchange {
             out.print(PerfOutput.address(o, "local", res.local(i)));
         }
         for (int i = 0; i < o.numQps; i++) {
-            res.peer(i, key(i));
+            res.peer(i, key(i, true));
             out.print(PerfOutput.address(o, "remote", res.peer(i)));
         }
     }

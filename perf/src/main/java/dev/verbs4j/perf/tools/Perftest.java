@@ -153,7 +153,11 @@ final class Perftest {
                 keys.keysAll();
                 connect(lat || o.isClient() || o.duplex);
                 keys.printAddresses();
-                keys.barrier();
+                if (o.verb == Verb.WRITE && !lat) {
+                    keys.barrierIndented(); // ib_write_bw alone indents this failure line
+                } else {
+                    keys.barrier();
+                }
                 if (lat) {
                     LatencyLoops loops = new LatencyLoops(run, duration);
                     return o.verb == Verb.WRITE ? loops.writeLatency() : loops.readLatency();

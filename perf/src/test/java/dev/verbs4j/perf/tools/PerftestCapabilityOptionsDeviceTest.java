@@ -126,7 +126,12 @@ class PerftestCapabilityOptionsDeviceTest {
             List<String> client = List.of("--mmap=" + f, "-n", "5");
             Pair cc = PerftestDeviceTest.run(PerfTool.SEND_BW, false, false, Topology.LOOPBACK, server, client);
             Pair jc = PerftestDeviceTest.run(PerfTool.SEND_BW, false, true, Topology.LOOPBACK, server, client);
-            String all = "C/C:\n" + cc + "\nJava client:\n" + jc;
+            Pair cj = PerftestDeviceTest.run(PerfTool.SEND_BW, true, false, Topology.LOOPBACK, server, client);
+            String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
+            // the server's read of the keys fails: perftest's server says "to socket"
+            assertThat(errors(cc.server())).as(all).contains(" Unable to read to socket/rdma_cm");
+            assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
+            assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
             assertThat(cc.client().status()).as(all).isEqualTo(1);
             assertThat(errors(cc.client())).as(all).contains("Couldn't allocate MR");
             assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
