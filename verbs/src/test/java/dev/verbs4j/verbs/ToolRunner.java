@@ -110,6 +110,11 @@ public final class ToolRunner {
 
         /** Whether the side is still running. */
         boolean isAlive();
+
+        /** The process id of a process side (a Java side has none of its own). */
+        default long pid() {
+            throw new UnsupportedOperationException("a Java side runs in this JVM");
+        }
     }
 
     private ToolRunner() {
@@ -205,6 +210,11 @@ public final class ToolRunner {
             @Override
             public void kill() {
                 stop(); // destroyForcibly is SIGKILL on Linux
+            }
+
+            @Override
+            public long pid() {
+                return p.pid();
             }
 
             @Override

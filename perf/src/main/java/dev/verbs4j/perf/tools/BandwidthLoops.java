@@ -14,16 +14,16 @@ import dev.verbs4j.verbs.WorkCompletion;
  */
 final class BandwidthLoops extends MeasurementLoops {
 
-    /** How long the ib_send_bw server waits for a message before it gives up. */
-    private static final long RECEIVE_TIMEOUT_NANOS = 120_000_000_000L;
-
     private final DurationMode duration;
     private final RunParts run;
+    /** perftest's watchdog of ib_send_bw's receiving loops. */
+    private final AliveCheck alive;
 
     BandwidthLoops(RunParts run, DurationMode duration) {
         super(run);
         this.duration = duration;
         this.run = run;
+        this.alive = new AliveCheck(run.o().checkAliveSeconds);
     }
 
     // ---- the tests ----
@@ -32,7 +32,7 @@ final class BandwidthLoops extends MeasurementLoops {
     int rdmaBandwidth() throws ToolExit {
         report.bwHeader();
         if (!o.isClient() && !o.duplex) {
-            keys.barrier();
+            keys.barrierIndented();
             report.bw(keys.exchangeReport(new PerfOutput.Bw(0, 0, 0, 0, 0)));
             keys.closeExchange();
             report.endTable();
@@ -44,7 +44,7 @@ final class BandwidthLoops extends MeasurementLoops {
                 warmUp(size);
             }
             if (o.duplex) {
-                keys.barrier();
+                keys.barrierIndented();
             }
             if (o.runInfinitely) {
                 new InfiniteMode(run).stream(size, o.duplex && o.verb == PerfOptions.Verb.SEND);
@@ -52,7 +52,7 @@ final class BandwidthLoops extends MeasurementLoops {
             last = stream(size, false);
             if (o.duplex) {
                 if (o.all) {
-                    keys.barrier();
+                    keys.barrierIndented();
                 }
                 PerfOutput.Bw theirs = keys.exchangeReport(last);
                 report.bw(last.plus(theirs));
@@ -65,7 +65,7 @@ final class BandwidthLoops extends MeasurementLoops {
         }
         report.endTable();
         if (!o.duplex) {
-            keys.barrier();
+            keys.barrierIndented();
             keys.exchangeReport(last);
         }
         keys.closeExchange();
@@ -178,6 +178,9 @@ final class BandwidthLoops extends MeasurementLoops {
         boolean started = o.isClient() || !alsoReceive;
         RateLimiter limiter = RateLimiter.of(o, size);
         int idle = 0;
+        if (alsoReceive) {
+            alive.arm(n, System.nanoTime());
+        }
         while (totCcnt < n || rcnt < rTarget) {
             if (started) {
                 for (int i = 0; i < q; i++) {
@@ -221,6 +224,7 @@ final class BandwidthLoops extends MeasurementLoops {
                     path.check(wc, true, rcnt, 0);
                     int i = (int) wc.wrId();
                     rcnt++;
+                    alive.received(rcnt);
                     started = true;
                     path.received(i, iters);
                 }
@@ -228,20 +232,31 @@ final class BandwidthLoops extends MeasurementLoops {
             }
             if (ne == 0 && path.events()) {
                 path.awaitEvent();
-            } else if (ne == 0 && (++idle & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
-                throw exit(" Interrupted", 1);
+                if (alsoReceive && alive.silent(System.nanoTime())) {
+                    throw silent();
+                }
+            } else if (ne == 0 && (++idle & 0xfff) == 0) {
+                if (Thread.currentThread().isInterrupted()) {
+                    throw exit(" Interrupted", 1);
+                }
+                if (alsoReceive && alive.silent(System.nanoTime())) {
+                    throw silent();
+                }
             }
+        }
+        if (alsoReceive) {
+            alive.loopEnded();
         }
         return PerfOutput.bandwidth(o, size, n, tposted, tcompleted, o.peakOff());
     }
 
     /**
-     * perftest's watchdog of the send_bw server: no message for 120 s ends the run, with the count
-     * received; with events perftest cannot even report (status 1), else its status is 17.
+     * The end of a receiving loop that {@link AliveCheck} found silent, as perftest's: its words and
+     * counts; with events perftest cannot even report (status 1), else the run ends with 17.
      */
-    private ToolExit silent(int received, int required) {
-        err.print(" Did not get Message for 120 Seconds, exiting..\n Total Received=" + received
-                + ", Total Iters Required=" + required + "\n");
+    private ToolExit silent() {
+        err.print(" Did not get Message for 120 Seconds, exiting..\n Total Received=" + alive.current()
+                + ", Total Iters Required=" + alive.total() + "\n");
         if (path.events()) {
             return exit(" Due to this issue, Perftest cannot produce a report when in event mode.", 1);
         }
@@ -259,29 +274,23 @@ final class BandwidthLoops extends MeasurementLoops {
         long last = 0;
         int rcnt = 0;
         int idle = 0;
-        long lastProgress = System.nanoTime();
+        alive.arm(n, System.nanoTime());
         while (rcnt < n) {
             int ne = path.poll(path.recvCq());
-            if (ne == 0 && path.events()) {
-                path.awaitEvent();
-                if (System.nanoTime() - lastProgress > RECEIVE_TIMEOUT_NANOS) {
-                    throw silent(rcnt, n);
-                }
-                continue;
-            }
             if (ne == 0) {
-                if ((++idle & 0xfff) == 0) {
-                    if (Thread.currentThread().isInterrupted()) {
-                        throw exit(" Interrupted", 1);
-                    }
-                    if (System.nanoTime() - lastProgress > RECEIVE_TIMEOUT_NANOS) {
-                        throw silent(rcnt, n);
-                    }
+                if (path.events()) {
+                    path.awaitEvent();
+                } else if ((++idle & 0xfff) != 0) {
+                    continue;
+                } else if (Thread.currentThread().isInterrupted()) {
+                    throw exit(" Interrupted", 1);
+                }
+                if (alive.silent(System.nanoTime())) {
+                    throw silent();
                 }
                 continue;
             }
             long now = System.nanoTime();
-            lastProgress = now;
             for (int w = 0; w < ne; w++) {
                 WorkCompletion wc = path.completion(w);
                 path.check(wc, true, rcnt, 0);
@@ -292,8 +301,10 @@ final class BandwidthLoops extends MeasurementLoops {
                 int i = (int) wc.wrId();
                 path.received(i, o.iters);
             }
+            alive.received(rcnt);
             last = now;
         }
+        alive.loopEnded();
         long[] tp = {first};
         long[] tc = new long[n];
         tc[n - 1] = last;

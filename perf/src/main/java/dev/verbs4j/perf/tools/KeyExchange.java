@@ -62,14 +62,27 @@ final class KeyExchange {
     }
 
     /**
+     * getaddrinfo's words for each name that failed to resolve in this JVM: the JDK keeps a failed
+     * lookup for a while (networkaddress.cache.negative.ttl) and then throws without them.
+     */
+    private static final java.util.Map<String, String> FAILED_LOOKUPS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
      * glibc's text for a name that did not resolve: the JDK puts getaddrinfo's gai_strerror after
-     * the name in its message; without it, EAI_AGAIN's text when no name server is configured, else
-     * EAI_NONAME's.
+     * the name in its message; a lookup the JDK answers from its cache of failures has the text of
+     * the lookup that failed before. Without either, EAI_AGAIN's text when no name server is
+     * configured, else EAI_NONAME's.
      */
     static String nameResolutionError(java.net.UnknownHostException e, String host) {
         String m = e.getMessage();
         if (m != null && m.startsWith(host + ": ")) {
-            return m.substring(host.length() + 2);
+            String text = m.substring(host.length() + 2);
+            FAILED_LOOKUPS.put(host, text);
+            return text;
+        }
+        String before = FAILED_LOOKUPS.get(host);
+        if (before != null) {
+            return before;
         }
         try {
             for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/etc/resolv.conf"))) {
@@ -124,13 +137,17 @@ final class KeyExchange {
         return o.rdmaCm || o.comRdmaCm ? Wire.parseBinary(b) : Wire.parseText(b, withGid());
     }
 
-    /** One K exchange carrying QP {@code i}'s description; returns the peer's. */
-    private Wire.Dest key(int i) throws ToolExit {
-        return key(i, false);
+    /**
+     * One K exchange carrying QP {@code i}'s description; returns the peer's. {@code indented}: the
+     * failure line is perftest's " Failed to exchange…" of that call site, else "Failed to exchange…"
+     * (perftest's tools indent it at some sites and not at others).
+     */
+    private Wire.Dest key(int i, boolean indented) throws ToolExit {
+        return key(i, false, indented);
     }
 
     /** One K exchange, with {@code last} the channel's last one (see {@link Wire.Channel#lastExchange}). */
-    private Wire.Dest key(int i, boolean last) throws ToolExit {
+    private Wire.Dest key(int i, boolean last, boolean indented) throws ToolExit {
         try {
             byte[] mine = keyMessage(res.local(i));
             return parseKey(last ? channel.lastExchange(mine) : channel.exchange(mine));
@@ -139,7 +156,7 @@ final class KeyExchange {
         } catch (IOException e) {
             err.print("ethernet_read_keys: Couldn't read remote address\n");
             err.print(unableToRead());
-            throw exchangeFailed();
+            throw indented ? exchangeFailed() : exit("Failed to exchange data between server and clients", 1);
         }
     }
 
@@ -153,8 +170,10 @@ final class KeyExchange {
 
     /** K for every queue pair, in order, keeping the peer's descriptions. */
     void keysAll() throws ToolExit {
+        // perftest indents this failure in ib_write_bw only
+        boolean indented = o.verb == PerfOptions.Verb.WRITE && o.kind == PerfOptions.Kind.BW;
         for (int i = 0; i < o.numQps; i++) {
-            res.peer(i, key(i));
+            res.peer(i, key(i, indented));
         }
         // perftest: both GIDs IPv4-mapped or both not (--ipv6 on one side only fails here)
         if (!o.rdmaCm && ipv4Mapped(res.local(0).gid()) != ipv4Mapped(res.peer(0).gid())) {
@@ -174,9 +193,14 @@ final class KeyExchange {
         return gid[10] == (byte) 0xff && gid[11] == (byte) 0xff;
     }
 
-    /** A synchronising K with QP 0's description (the answer is not needed). */
+    /** A synchronising K with QP 0's description (the answer is not needed); its failure line unindented. */
     void barrier() throws ToolExit {
-        key(0);
+        key(0, false);
+    }
+
+    /** As {@link #barrier()}, at a site where perftest indents the failure line. */
+    void barrierIndented() throws ToolExit {
+        key(0, true);
     }
 
     /** The address lines: every local one, then per queue pair a K and the peer's line. */
@@ -185,7 +209,7 @@ final class KeyExchange {
             out.print(PerfOutput.address(o, "local", res.local(i)));
         }
         for (int i = 0; i < o.numQps; i++) {
-            res.peer(i, key(i));
+            res.peer(i, key(i, true));
             out.print(PerfOutput.address(o, "remote", res.peer(i)));
         }
     }
@@ -210,6 +234,11 @@ final class KeyExchange {
 
     /** The final K and "done"; the channel is closed after. */
     void closeExchange() throws ToolExit {
+        closeExchange("Failed to close connection between server and client");
+    }
+
+    /** As {@link #closeExchange()}, with {@code failed} as the last line of a failure. */
+    private void closeExchange(String failed) throws ToolExit {
         try {
             parseKey(channel.lastExchange(keyMessage(res.local(0))));
         } catch (InterruptedIOException e) {
@@ -217,16 +246,19 @@ final class KeyExchange {
         } catch (IOException e) {
             err.print("ethernet_read_keys: Couldn't read remote address\n");
             err.print(unableToRead());
-            throw exit("Failed to close connection between server and client", 1);
+            throw exit(failed, 1);
         }
         channel.finish(true);
         channel = null;
     }
 
-    /** The final K of the send tests, whose failure perftest reports but does not fail on. */
+    /**
+     * The final K of the send tests, whose failure perftest reports but does not fail on (ib_send_bw
+     * indents its line, ib_send_lat does not).
+     */
     void closeExchangeLenient() {
         try {
-            closeExchange();
+            closeExchange((o.kind == PerfOptions.Kind.BW ? " " : "") + "Failed to close connection between server and client");
         } catch (ToolExit e) {
             err.print(" Trying to close this side resources\n");
         }

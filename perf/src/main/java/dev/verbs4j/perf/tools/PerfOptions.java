@@ -256,6 +256,8 @@ final class PerfOptions {
     boolean useHugepages;
     String mmapFile;
     long mmapOffset;
+    /** The period of ib_send_bw's receive watchdog ({@link AliveCheck}), from its system property. */
+    long checkAliveSeconds = 60;
     boolean odp;
     int dlid;
     boolean useMcg;

@@ -68,6 +68,13 @@ final class Perftest {
             err.flush();
             return bad;
         }
+        try {
+            o.checkAliveSeconds = AliveCheck.period();
+        } catch (IllegalArgumentException e) {
+            err.print(" " + e.getMessage() + "\n");
+            err.flush();
+            return 1;
+        }
         Perftest t = new Perftest(o, out, err);
         try {
             return t.execute();
@@ -146,7 +153,11 @@ final class Perftest {
                 keys.keysAll();
                 connect(lat || o.isClient() || o.duplex);
                 keys.printAddresses();
-                keys.barrier();
+                if (o.verb == Verb.WRITE && !lat) {
+                    keys.barrierIndented(); // ib_write_bw alone indents this failure line
+                } else {
+                    keys.barrier();
+                }
                 if (lat) {
                     LatencyLoops loops = new LatencyLoops(run, duration);
                     return o.verb == Verb.WRITE ? loops.writeLatency() : loops.readLatency();
@@ -165,6 +176,11 @@ final class Perftest {
     private void joinSender() throws ToolExit {
         boolean bwSender = o.kind == Kind.BW && (o.isClient() || o.duplex);
         if (!resources.headerInfo().ethernet() && (bwSender || o.kind == Kind.LAT)) {
+            // InfiniBand: perftest's join through the subnet administrator, which these tools do
+            // not make, refused with the lines perftest prints when that join fails
+            if (bwSender) {
+                err.print("Couldn't Register the Mcast group on the SM\n");
+            }
             throw exit(bwSender ? " Unable to Join Sender to Mcast gid" : " Failed to Join Mcast request", 1);
         }
         if (bwSender) {

@@ -109,7 +109,8 @@ final class PerftestResources {
 
     /**
      * --mmap: {@code size} bytes of the file from --mmap-offset, shared with the file, as perftest
-     * maps them (and says so); its messages when the file cannot be opened or mapped.
+     * maps them (and says so); its messages when the file cannot be opened or mapped, and those of
+     * its failed registration when the file ends before the buffer does (the file is not grown).
      */
     private MemorySegment mapFile(long size) throws ToolExit {
         java.nio.file.Path file = java.nio.file.Path.of(o.mmapFile);
@@ -125,6 +126,18 @@ final class PerftestResources {
         try (ch) {
             if (o.mmapOffset % 4096 != 0 || o.mmapOffset < 0) {
                 throw new java.io.IOException("Invalid argument");
+            }
+            long inFile = ch.size() - o.mmapOffset;
+            if (inFile < size) {
+                // mmap(2) maps past the end of a file and perftest's ibv_reg_mr then fails on the
+                // pages there (EFAULT), before anything touches them; FileChannel.map would grow
+                // the file instead. The part the file has is mapped, nothing is registered.
+                MemorySegment part = inFile > 0
+                        ? ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, o.mmapOffset, inFile, arena)
+                        : MemorySegment.NULL;
+                out.print("allocated mmap buffer of size " + size + " at 0x" + Long.toHexString(part.address()) + "\n");
+                err.print("Couldn't allocate MR\n");
+                throw noRegion(null);
             }
             MemorySegment m = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, o.mmapOffset, size, arena);
             out.print("allocated mmap buffer of size " + size + " at 0x" + Long.toHexString(m.address()) + "\n");

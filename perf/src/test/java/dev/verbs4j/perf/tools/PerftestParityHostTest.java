@@ -58,6 +58,8 @@ class PerftestParityHostTest {
         "ib_write_bw --rate_limit=2.5 --rate_limit_type=SW --burst_size=8", "ib_write_bw -z", "ib_read_bw --reversed",
         "ib_send_bw --use-srq", "ib_write_bw --mr_per_qp -q 2", "ib_send_lat --report-counters=counters/port_xmit_data",
         "ib_write_bw --mmap=/nonexistent", "ib_write_bw --recv_post_list=5 -n 10", "ib_send_bw --recv_post_list=4 -n 12",
+        "ib_send_bw --inline_recv=x", "ib_send_lat --inline_recv=64", "ib_send_bw --ipv6 -R", "ib_send_bw --dualport",
+        "ib_send_bw --hop_limit=3", "ib_send_lat --MGID=255:1:0:0:0:2:201:133:0:0:0:0:0:0:0:5",
         // the hardware-specific options: refused as C refuses them on a device without them
         "ib_send_bw --aes_xts", "ib_write_bw --aes_xts --kek_path=/k", "ib_write_bw --aes_xts --kek_path=/k --data_enc_key_app_path=/a",
         "ib_send_bw --aes_xts -c UD", "ib_send_bw --encrypt_on_tx", "ib_send_bw --sig_before", "ib_read_bw --kek_path=/x",
