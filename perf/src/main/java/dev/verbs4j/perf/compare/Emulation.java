@@ -11,7 +11,9 @@ import java.util.List;
  * compare the two emulations rather than Java with C. Both sides then sleep on completion events
  * ({@code -e}), which puts the waiting in the kernel for both, and {@code ib_write_lat}, which
  * polls the receive buffer in memory whatever the options, is left out. {@code --polling} runs
- * everything as asked.
+ * everything as asked. The Java side's JIT compilers need minutes of emulated CPU after a JVM
+ * starts, and while they work the other CPU's wake-ups wait for the tick: a short latency run
+ * measures that, so a run with fewer than {@link #STEADY_ITERS} iterations gets a note.
  */
 final class Emulation {
 
@@ -53,5 +55,15 @@ final class Emulation {
                     + " (use --polling to run it anyway)");
         }
         o.tools = List.copyOf(kept);
+        if (o.iters < STEADY_ITERS && kept.stream().anyMatch(Tool::latency)) {
+            out.println("compare: -n " + o.iters + ": the Java side's median latency may fall while its JIT compilers"
+                    + " still work; -n " + STEADY_ITERS + " puts it after them here.");
+        }
     }
+
+    /**
+     * Iterations of a latency run after which, on the emulated CPU, most of a Java run's samples
+     * come after its JIT compilers have finished, so that its median is the steady state's.
+     */
+    static final int STEADY_ITERS = 20_000;
 }

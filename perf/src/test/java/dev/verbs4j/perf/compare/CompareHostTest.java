@@ -154,7 +154,14 @@ class CompareHostTest {
         assertThat(o.events).isTrue();
         assertThat(o.tools).doesNotContain(Tool.IB_WRITE_LAT).hasSize(Tool.values().length - 1);
         assertThat(said.toString(StandardCharsets.UTF_8)).contains("the CPU is emulated (qemu tcg,thread=single)",
-                "completion events (-e)", "ib_write_lat", "--polling", "real hardware");
+                "completion events (-e)", "ib_write_lat", "--polling", "real hardware", "JIT compilers",
+                "-n 100: the Java side's median latency may fall while its JIT compilers still work; -n 20000");
+
+        CompareOptions steady = new CompareOptions();
+        assertThat(steady.parse(new String[] {"-n", "20000"})).isNull();
+        ByteArrayOutputStream quiet = new ByteArrayOutputStream();
+        Emulation.apply(steady, "tcg", new PrintStream(quiet, true, StandardCharsets.UTF_8));
+        assertThat(quiet.toString(StandardCharsets.UTF_8)).doesNotContain("median latency may fall");
 
         CompareOptions polling = new CompareOptions();
         assertThat(polling.parse(new String[] {"--polling"})).isNull();
