@@ -90,9 +90,14 @@ class PerftestCapabilityOptionsDeviceTest {
 
     /** As {@link #endsAsC}, and each Java side's stdout laid out as the C side's of its role. */
     private static void sameAsC(PerfTool tool, List<String> opts) throws Exception {
-        Pair cc = PerftestDeviceTest.run(tool, false, false, Topology.LOOPBACK, opts, opts);
-        Pair jc = PerftestDeviceTest.run(tool, false, true, Topology.LOOPBACK, opts, opts);
-        Pair cj = PerftestDeviceTest.run(tool, true, false, Topology.LOOPBACK, opts, opts);
+        sameAsC(tool, Topology.LOOPBACK, true, opts);
+    }
+
+    /** As {@link #sameAsC(PerfTool, List)} in {@code where}; without {@code gidIndex} no side is given -x. */
+    private static void sameAsC(PerfTool tool, Topology where, boolean gidIndex, List<String> opts) throws Exception {
+        Pair cc = PerftestDeviceTest.run(tool, false, false, where, opts, opts, gidIndex);
+        Pair jc = PerftestDeviceTest.run(tool, false, true, where, opts, opts, gidIndex);
+        Pair cj = PerftestDeviceTest.run(tool, true, false, where, opts, opts, gidIndex);
         String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
         assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
         assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
@@ -112,12 +117,33 @@ class PerftestCapabilityOptionsDeviceTest {
     }
 
     @Test
+    @Timeout(240)
+    void linkLayerForcedToInfiniBand() throws Exception {
+        // rxe's port is Ethernet; perftest takes the link layer given
+        sameAsC(PerfTool.SEND_LAT, List.of("--force-link=IB", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
+    void destinationLid() throws Exception {
+        // on RoCE the address handle's LID is not used; the remote address line shows the LID given
+        sameAsC(PerfTool.WRITE_BW, List.of("--dlid=3", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
+    void ipv6GidWithRdmaCm() throws Exception {
+        // without -x perftest picks the GID: with --ipv6 one that is not IPv4-mapped
+        sameAsC(PerfTool.SEND_BW, Topology.HOSTS, false, List.of("--ipv6", "-R", "-n", "10"));
+    }
+
+    @Test
     @Timeout(300)
     void mappedFileBuffer() throws Exception {
         java.nio.file.Path f = java.nio.file.Files.createTempFile("perftest-mmap", ".bin");
         try {
             java.nio.file.Files.write(f, new byte[1 << 20]);
-            sameAsC(PerfTool.WRITE_BW, List.of("--mmap=" + f, "-n", "10"));
+            sameAsC(PerfTool.WRITE_BW, List.of("--mmap=" + f, "--mmap-offset=4096", "-n", "10"));
             endsAsC(PerfTool.SEND_BW, List.of("--mmap=/nonexistent/perftest-mmap", "-n", "10"));
             // a file shorter than the buffer: perftest's mmap maps past its end and the
             // registration fails there; the Java client ends the same way and leaves the file as it was
