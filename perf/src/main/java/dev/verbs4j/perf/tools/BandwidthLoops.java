@@ -43,8 +43,9 @@ final class BandwidthLoops extends MeasurementLoops {
             if (o.performWarmUp) {
                 warmUp(size);
             }
-            if (o.duplex) {
-                keys.barrierIndented();
+            // (with --run_infinitely perftest goes straight to the stream)
+            if (o.duplex && !o.runInfinitely) {
+                keys.barrierBetweenSizes();
             }
             if (o.runInfinitely) {
                 new InfiniteMode(run).stream(size, o.duplex && o.verb == PerfOptions.Verb.SEND);
@@ -52,7 +53,7 @@ final class BandwidthLoops extends MeasurementLoops {
             last = stream(size, false);
             if (o.duplex) {
                 if (o.all) {
-                    keys.barrierIndented();
+                    keys.barrierBetweenSizes();
                 }
                 PerfOutput.Bw theirs = keys.exchangeReport(last);
                 report.bw(last.plus(theirs));

@@ -143,11 +143,14 @@ final class KeyExchange {
      * (perftest's tools indent it at some sites and not at others).
      */
     private Wire.Dest key(int i, boolean indented) throws ToolExit {
-        return key(i, false, indented);
+        return key(i, false, (indented ? " " : "") + "Failed to exchange data between server and clients");
     }
 
-    /** One K exchange, with {@code last} the channel's last one (see {@link Wire.Channel#lastExchange}). */
-    private Wire.Dest key(int i, boolean last, boolean indented) throws ToolExit {
+    /**
+     * One K exchange, with {@code last} the channel's last one (see {@link Wire.Channel#lastExchange});
+     * {@code failure} is the line perftest prints at that call site when the exchange fails.
+     */
+    private Wire.Dest key(int i, boolean last, String failure) throws ToolExit {
         try {
             byte[] mine = keyMessage(res.local(i));
             return parseKey(last ? channel.lastExchange(mine) : channel.exchange(mine));
@@ -156,7 +159,7 @@ final class KeyExchange {
         } catch (IOException e) {
             err.print("ethernet_read_keys: Couldn't read remote address\n");
             err.print(unableToRead());
-            throw indented ? exchangeFailed() : exit("Failed to exchange data between server and clients", 1);
+            throw exit(failure, 1);
         }
     }
 
@@ -201,6 +204,14 @@ final class KeyExchange {
     /** As {@link #barrier()}, at a site where perftest indents the failure line. */
     void barrierIndented() throws ToolExit {
         key(0, true);
+    }
+
+    /**
+     * The barrier of ib_write_bw, ib_read_bw and ib_atomic_bw with -b before a size's run (and
+     * after it with -a), whose failure perftest reports in words of its own.
+     */
+    void barrierBetweenSizes() throws ToolExit {
+        key(0, false, "Failed to sync between server and client between different msg sizes");
     }
 
     /** The address lines: every local one, then per queue pair a K and the peer's line. */

@@ -90,9 +90,14 @@ class PerftestCapabilityOptionsDeviceTest {
 
     /** As {@link #endsAsC}, and each Java side's stdout laid out as the C side's of its role. */
     private static void sameAsC(PerfTool tool, List<String> opts) throws Exception {
-        Pair cc = PerftestDeviceTest.run(tool, false, false, Topology.LOOPBACK, opts, opts);
-        Pair jc = PerftestDeviceTest.run(tool, false, true, Topology.LOOPBACK, opts, opts);
-        Pair cj = PerftestDeviceTest.run(tool, true, false, Topology.LOOPBACK, opts, opts);
+        sameAsC(tool, Topology.LOOPBACK, true, opts);
+    }
+
+    /** As {@link #sameAsC(PerfTool, List)} in {@code where}; without {@code gidIndex} no side is given -x. */
+    private static List<Pair> sameAsC(PerfTool tool, Topology where, boolean gidIndex, List<String> opts) throws Exception {
+        Pair cc = PerftestDeviceTest.run(tool, false, false, where, opts, opts, gidIndex);
+        Pair jc = PerftestDeviceTest.run(tool, false, true, where, opts, opts, gidIndex);
+        Pair cj = PerftestDeviceTest.run(tool, true, false, where, opts, opts, gidIndex);
         String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
         assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
         assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
@@ -100,6 +105,22 @@ class PerftestCapabilityOptionsDeviceTest {
         assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
         assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
         assertThat(PerftestDeviceTest.shape(cj.server().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.server().out()));
+        return List.of(cc, jc, cj);
+    }
+
+    /** The lines of a side's stdout that start with {@code prefix}. */
+    private static List<String> lines(Run r, String prefix) {
+        return r.out().stream().filter(l -> l.startsWith(prefix)).toList();
+    }
+
+    /** Each Java side of {@code pairs} (C/C, Java client, Java server) prints the lines starting with {@code prefix} as C. */
+    private static void sameLines(List<Pair> pairs, String prefix, int count) {
+        Pair cc = pairs.get(0), jc = pairs.get(1), cj = pairs.get(2);
+        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
+        assertThat(cc.server().status()).as(all).isZero();
+        assertThat(cc.client().status()).as(all).isZero();
+        assertThat(lines(jc.client(), prefix)).as(all).isEqualTo(lines(cc.client(), prefix)).hasSize(count);
+        assertThat(lines(cj.server(), prefix)).as(all).isEqualTo(lines(cc.server(), prefix)).hasSize(count);
     }
 
     @Test
@@ -112,12 +133,43 @@ class PerftestCapabilityOptionsDeviceTest {
     }
 
     @Test
+    @Timeout(240)
+    void linkLayerForcedToInfiniBand() throws Exception {
+        // rxe's port is Ethernet; perftest takes the link layer given
+        sameLines(sameAsC(PerfTool.SEND_LAT, Topology.LOOPBACK, true, List.of("--force-link=IB", "-n", "10")),
+                " Link type       : IB", 1);
+    }
+
+    @Test
+    @Timeout(240)
+    void destinationLid() throws Exception {
+        // on RoCE the address handle's LID is not used; the remote address line shows the LID given
+        List<Pair> pairs = sameAsC(PerfTool.WRITE_BW, Topology.LOOPBACK, true, List.of("--dlid=3", "-n", "10"));
+        for (Pair p : pairs) {
+            assertThat(p.server().status()).as(p.toString()).isZero();
+            assertThat(p.client().status()).as(p.toString()).isZero();
+            assertThat(lines(p.server(), " remote address: LID 0x03 ")).as(p.toString()).hasSize(1);
+            assertThat(lines(p.client(), " remote address: LID 0x03 ")).as(p.toString()).hasSize(1);
+        }
+    }
+
+    @Test
+    @Timeout(240)
+    void ipv6GidWithRdmaCm() throws Exception {
+        // without -x perftest picks the GID: with --ipv6 one that is not IPv4-mapped
+        List<Pair> pairs = sameAsC(PerfTool.SEND_BW, Topology.HOSTS, false, List.of("--ipv6", "-R", "-n", "10"));
+        sameLines(pairs, " GID index       : ", 1);
+        // the GIDs each side prints: a link-local IPv6 address (fe80::), no IPv4-mapped one
+        sameLines(pairs, " GID: 254:128:", 2);
+    }
+
+    @Test
     @Timeout(300)
     void mappedFileBuffer() throws Exception {
         java.nio.file.Path f = java.nio.file.Files.createTempFile("perftest-mmap", ".bin");
         try {
             java.nio.file.Files.write(f, new byte[1 << 20]);
-            sameAsC(PerfTool.WRITE_BW, List.of("--mmap=" + f, "-n", "10"));
+            sameAsC(PerfTool.WRITE_BW, List.of("--mmap=" + f, "--mmap-offset=4096", "-n", "10"));
             endsAsC(PerfTool.SEND_BW, List.of("--mmap=/nonexistent/perftest-mmap", "-n", "10"));
             // a file shorter than the buffer: perftest's mmap maps past its end and the
             // registration fails there; the Java client ends the same way and leaves the file as it was

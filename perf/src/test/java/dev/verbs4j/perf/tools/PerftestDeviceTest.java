@@ -376,13 +376,22 @@ class PerftestDeviceTest {
 
     static Pair run(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
                      List<String> clientOpts) throws Exception {
+        return run(tool, javaServer, javaClient, where, serverOpts, clientOpts, true);
+    }
+
+    /** As {@link #run}; without {@code gidIndex} neither side is given -x (perftest then picks the GID itself). */
+    static Pair run(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
+                     List<String> clientOpts, boolean gidIndex) throws Exception {
         int port = PORTS.getAndIncrement();
         TestBed.Host server = where.server();
         TestBed.Host client = where.client();
-        List<String> serverArgs = concat(serverOpts, List.of("-p", String.valueOf(port), "-d", server.device(), "-x",
-                String.valueOf(server.gidIndex())));
-        List<String> clientArgs = concat(clientOpts, List.of("-p", String.valueOf(port), "-d", client.device(), "-x",
-                String.valueOf(client.gidIndex()), server.address()));
+        List<String> serverArgs = concat(serverOpts, List.of("-p", String.valueOf(port), "-d", server.device()));
+        List<String> clientArgs = concat(clientOpts, List.of("-p", String.valueOf(port), "-d", client.device()));
+        if (gidIndex) {
+            serverArgs = concat(serverArgs, List.of("-x", String.valueOf(server.gidIndex())));
+            clientArgs = concat(clientArgs, List.of("-x", String.valueOf(client.gidIndex())));
+        }
+        clientArgs = concat(clientArgs, List.of(server.address()));
         long t0 = System.nanoTime();
         Background s = start(tool, javaServer, "server", serverArgs);
         try {

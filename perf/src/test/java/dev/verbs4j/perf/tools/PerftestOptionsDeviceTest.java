@@ -41,6 +41,12 @@ class PerftestOptionsDeviceTest {
 
     @Test
     @Timeout(240)
+    void everySample() throws Exception {
+        PerftestDeviceTest.threeWays(PerfTool.SEND_LAT, Topology.LOOPBACK, List.of("-U", "-n", "10"));
+    }
+
+    @Test
+    @Timeout(240)
     void trafficClassMtuRoundingAbbreviationsAndWaitDestroy() throws Exception {
         PerftestDeviceTest.threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("--tclass=32", "-m", "1000",
                 "--conn=RC", "--wait_destroy=1", "--use_old_post_send", "--disable_pcie_relaxed", "--pkey_index=0", "-n", "10"));
@@ -71,9 +77,10 @@ class PerftestOptionsDeviceTest {
     @Test
     @Timeout(240)
     void latencyGap() throws Exception {
-        // with --inline_recv, which perftest 4.5 parses and does not use
+        // with --inline_recv, which perftest 4.5 parses and does not use, --flow_label (raw Ethernet's
+        // only) and --force-link=Ethernet (what the port is)
         PerftestDeviceTest.threeWays(PerfTool.SEND_LAT, Topology.LOOPBACK, List.of("--latency_gap=200", "--inline_recv=64",
-                "-n", "10"));
+                "--flow_label=1", "--force-link=Ethernet", "-n", "10"));
     }
 
 

@@ -35,6 +35,13 @@ class PerftestTrafficOptionsDeviceTest {
         PerftestOptionsDeviceTest.layoutBothWays(PerfTool.SEND_BW, Topology.LOOPBACK, List.of("--rate_limit=10", "-n", "10"));
     }
 
+    @Test
+    @Timeout(240)
+    void softwareRateLimitInPacketsAndBursts() throws Exception {
+        PerftestDeviceTest.threeWays(PerfTool.WRITE_BW, Topology.LOOPBACK, List.of("--rate_limit=2000", "--rate_units=p",
+                "--burst_size=2", "--rate_limit_type=SW", "-n", "10"));
+    }
+
     /** A side's stderr with the numbers (queue pair numbers) masked, without the C clock's complaints. */
     private static List<String> masked(dev.verbs4j.verbs.ToolRunner.Run r) {
         return r.err().stream().filter(l -> !l.startsWith("Correlation coefficient")
