@@ -162,7 +162,7 @@ final class SharedCompletions implements AutoCloseable {
          * Polls the queue empty (under {@link #pollLock}), handing each connection its completions
          * of a poll at once, in order; the connections that are to be served now (none served
          * them) go to {@code claimed}, in the order of their first completion. Whether there were
-         * any completions. Allocates nothing (the arrays are the queue's).
+         * any completions. Allocates nothing per completion (the arrays are the queue's; {@code claimed} may grow).
          */
         private boolean dispatch(List<ServerConnection> claimed) {
             boolean any = false;

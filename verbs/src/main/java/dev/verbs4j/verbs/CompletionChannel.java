@@ -47,6 +47,9 @@ public final class CompletionChannel extends NativeResource {
             Libc.setNonBlocking(fd, true);
             this.waiter = new FdWaiter(fd);
             attach();
+        } catch (RuntimeException | Error e) {
+            eventArena.close();
+            throw e;
         }
     }
 
@@ -174,8 +177,8 @@ public final class CompletionChannel extends NativeResource {
 
     @Override
     protected void destroy() {
-        waiter.close();
         try {
+            waiter.close();
             Ibv.check(rdma_core_h.ibv_destroy_comp_channel(channel), "ibv_destroy_comp_channel", context.name());
         } finally {
             // no event is taken any more: every taker held a use of the channel, and the last has gone

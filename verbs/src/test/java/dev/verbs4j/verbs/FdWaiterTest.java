@@ -48,21 +48,50 @@ class FdWaiterTest {
     }
 
     @Test
-    void aReadableDescriptorEndsTheSleepAndTheNextAttemptSucceeds() throws InterruptedException {
+    void aReadableDescriptorEndsTheSleepAndTheNextAttemptSucceeds() throws Exception {
         AtomicInteger attempts = new AtomicInteger();
         AtomicBoolean signalled = new AtomicBoolean();
-        CompletableFuture<String> result = CompletableFuture.supplyAsync(() -> waiter.await(Duration.ofMinutes(1), () -> {
+        CompletableFuture<String> result = new CompletableFuture<>();
+        Thread sleeper = Thread.ofPlatform().start(() -> result.complete(waiter.await(Duration.ofMinutes(1), () -> {
             attempts.incrementAndGet();
             return signalled.get() ? "event" : null;
-        }));
-        Thread.sleep(200);
-        // a platform thread sleeps before its first attempt: nothing is tried until the descriptor is readable
+        })));
+        // a platform thread sleeps in poll(2) before its first attempt: nothing is tried until the descriptor is readable
+        while (!inPoll(sleeper)) {
+            Thread.onSpinWait();
+        }
         assertThat(result).isNotDone();
         assertThat(attempts).hasValue(0);
         signalled.set(true);
         Libc.signal(fd);
         assertThat(result.join()).isEqualTo("event");
         assertThat(attempts).hasValue(1);
+    }
+
+    /** Whether {@code thread} is inside the poll(2) downcall of {@code Libc}. */
+    private static boolean inPoll(Thread thread) {
+        for (StackTraceElement frame : thread.getStackTrace()) {
+            if (frame.getClassName().equals(Libc.class.getName()) && frame.getMethodName().equals("poll")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Test
+    void anInterruptEndsAWaitOnlyAfterAnAttemptHasFoundNothing() {
+        waiter.interrupt();
+        assertThat(waiter.await(Duration.ofMinutes(1), () -> "pending")).isEqualTo("pending");
+        // the interrupt is still there for the next wait, which finds nothing and returns at once
+        long start = System.nanoTime();
+        Object nothing = waiter.await(Duration.ofMinutes(1), () -> null);
+        assertThat(nothing).isNull();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
+        // taken: a later wait sleeps again until its timeout
+        start = System.nanoTime();
+        nothing = waiter.await(Duration.ofMillis(300), () -> null);
+        assertThat(nothing).isNull();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(250));
     }
 
     @Test

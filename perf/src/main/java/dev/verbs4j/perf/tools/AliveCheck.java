@@ -41,7 +41,7 @@ final class AliveCheck {
      * The period in seconds: the system property's, or perftest's 60.
      *
      * @throws IllegalArgumentException naming the property when its value is not a whole number of
-     *                                  seconds of at least 1
+     *                                  seconds from 1 to 1,000,000,000
      */
     static long period() {
         String p = System.getProperty(PERIOD_PROPERTY);
@@ -56,7 +56,7 @@ final class AliveCheck {
         } catch (NumberFormatException e) {
             // falls through
         }
-        throw new IllegalArgumentException(PERIOD_PROPERTY + " must be a whole number of seconds, at least 1: " + p);
+        throw new IllegalArgumentException(PERIOD_PROPERTY + " must be a whole number of seconds from 1 to 1000000000: " + p);
     }
 
     /** A receiving loop of {@code total} messages starts: the first look is a period from {@code now}. */

@@ -152,7 +152,8 @@ public final class Libc {
             pfds.set(ValueLayout.JAVA_SHORT, 8L * i + 6, (short) 0);
         }
         int wait = timeoutMillis;
-        long deadline = 0; // read from the clock only when a signal interrupts the wait
+        // a finite wait reads the clock once, so that a signal (EINTR) does not restart the count
+        long deadline = timeoutMillis > 0 ? System.nanoTime() + timeoutMillis * 1_000_000L : 0;
         try {
             while (true) {
                 int n = (int) POLL.invokeExact(capture, pfds, (long) fds.length, wait);
@@ -161,10 +162,7 @@ public final class Libc {
                     if (errno != EINTR) {
                         throw new VerbsException("poll", errno, null);
                     }
-                    if (timeoutMillis >= 0) {
-                        if (deadline == 0) {
-                            deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-                        }
+                    if (timeoutMillis > 0) {
                         wait = (int) Math.max(0, (deadline - System.nanoTime()) / 1_000_000L);
                     }
                     continue;
