@@ -59,7 +59,6 @@ class AllocationDeviceTest {
                     + " (5,000 arms alone: %d bytes, 5,000 empty zero-timeout waits: %d bytes)", armed, empty)
                     .isLessThan(64 * 1024);
             assertThat(armed).as("bytes allocated by 5,000 arms").isLessThan(16 * 1024);
-            assertThat(empty).as("bytes allocated by 5,000 waits that find nothing").isLessThan(16 * 1024);
         }
     }
 
