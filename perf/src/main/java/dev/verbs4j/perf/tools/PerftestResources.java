@@ -135,6 +135,8 @@ final class PerftestResources {
                 MemorySegment part = inFile > 0
                         ? ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, o.mmapOffset, inFile, arena)
                         : MemorySegment.NULL;
+                // the address is only printed, as perftest prints it; the mapping belongs to arena,
+                // which unmaps it when the tool's resources close
                 out.print("allocated mmap buffer of size " + size + " at 0x" + Long.toHexString(part.address()) + "\n");
                 err.print("Couldn't allocate MR\n");
                 throw noRegion(null);
