@@ -7,6 +7,7 @@ import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.ProtectionDomain;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.QueuePairTable;
 import dev.verbs4j.verbs.WorkCompletions;
 
 import java.time.Duration;

@@ -6,6 +6,7 @@ import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.ProtectionDomain;
+import dev.verbs4j.verbs.QueuePairTable;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SharedReceiveQueue;
 import dev.verbs4j.verbs.VerbsException;
@@ -19,7 +20,6 @@ import java.time.Duration;
 import java.util.AbstractMap;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -132,7 +132,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
     private boolean cqClosed;
     /** Guards the members and the closed flag; never held while calling into a connection. */
     private final ReentrantLock lock = new ReentrantLock();
-    private final Map<Integer, RdmaConnection> byQueuePair = new HashMap<>();
+    private final QueuePairTable<RdmaConnection> byQueuePair = new QueuePairTable<>();
     private final Set<RdmaConnection> members = new LinkedHashSet<>();
     /** Held while the completion queue is polled and its completions handed out, and by close before it frees the queue. */
     private final ReentrantLock pollLock = new ReentrantLock();

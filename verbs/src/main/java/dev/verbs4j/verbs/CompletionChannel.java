@@ -27,12 +27,18 @@ public final class CompletionChannel extends NativeResource {
     private final MemorySegment channel;
     private final int fd;
     private final FdWaiter waiter;
-    /** The queues that signal here, looked up by their native address (few per channel; copied on change). */
-    private volatile CompletionQueue[] queues = new CompletionQueue[0];
-    private volatile long[] queueAddresses = new long[0];
     private final ReentrantLock eventLock = new ReentrantLock();
-    /** What {@code ibv_get_cq_event} writes (errno, the queue, its context): used under {@link #eventLock} only. */
-    private final Arena eventArena = Arena.ofShared();
+    /** The queues that signal here and their native addresses, the first {@link #queueCount}: under {@link #eventLock}. */
+    private CompletionQueue[] queues = new CompletionQueue[2];
+    private long[] queueAddresses = new long[2];
+    private int queueCount;
+    /**
+     * What {@code ibv_get_cq_event} writes (errno, the queue, its context): used under
+     * {@link #eventLock} while a use of the channel is held. Freed by the garbage collector once the
+     * channel is unreachable, so that closing the channel does not close a shared arena (which
+     * would stop every thread for a handshake).
+     */
+    private final Arena eventArena = Arena.ofAuto();
     private final MemorySegment capture = Native.captureSegment(eventArena);
     private final MemorySegment cqOut = eventArena.allocate(ValueLayout.JAVA_LONG);
     private final MemorySegment ctxOut = eventArena.allocate(ValueLayout.ADDRESS);
@@ -47,9 +53,6 @@ public final class CompletionChannel extends NativeResource {
             Libc.setNonBlocking(fd, true);
             this.waiter = new FdWaiter(fd);
             attach();
-        } catch (RuntimeException | Error e) {
-            eventArena.close();
-            throw e;
         }
     }
 
@@ -119,13 +122,11 @@ public final class CompletionChannel extends NativeResource {
         }
     }
 
-    /** The registered queue at {@code address}, or null. */
+    /** The registered queue at {@code address}, or null (under {@link #eventLock}). */
     private CompletionQueue queue(long address) {
-        long[] addresses = queueAddresses;
-        CompletionQueue[] cqs = queues;
-        for (int i = 0; i < addresses.length && i < cqs.length; i++) {
-            if (addresses[i] == address) {
-                return cqs[i];
+        for (int i = 0; i < queueCount; i++) {
+            if (queueAddresses[i] == address) {
+                return queues[i];
             }
         }
         return null;
@@ -134,13 +135,13 @@ public final class CompletionChannel extends NativeResource {
     void register(CompletionQueue cq, long address) {
         eventLock.lock();
         try {
-            int n = queueAddresses.length;
-            CompletionQueue[] cqs = Arrays.copyOf(queues, n + 1);
-            long[] addresses = Arrays.copyOf(queueAddresses, n + 1);
-            cqs[n] = cq;
-            addresses[n] = address;
-            queues = cqs;
-            queueAddresses = addresses;
+            if (queueCount == queues.length) {
+                queues = Arrays.copyOf(queues, 2 * queueCount);
+                queueAddresses = Arrays.copyOf(queueAddresses, 2 * queueCount);
+            }
+            queues[queueCount] = cq;
+            queueAddresses[queueCount] = address;
+            queueCount++;
         } finally {
             eventLock.unlock();
         }
@@ -149,18 +150,12 @@ public final class CompletionChannel extends NativeResource {
     void unregister(long address) {
         eventLock.lock();
         try {
-            long[] addresses = queueAddresses;
-            for (int i = 0; i < addresses.length; i++) {
-                if (addresses[i] == address) {
-                    CompletionQueue[] cqs = queues;
-                    long[] a = new long[addresses.length - 1];
-                    CompletionQueue[] q = new CompletionQueue[cqs.length - 1];
-                    System.arraycopy(addresses, 0, a, 0, i);
-                    System.arraycopy(addresses, i + 1, a, i, a.length - i);
-                    System.arraycopy(cqs, 0, q, 0, i);
-                    System.arraycopy(cqs, i + 1, q, i, q.length - i);
-                    queues = q;
-                    queueAddresses = a;
+            for (int i = 0; i < queueCount; i++) {
+                if (queueAddresses[i] == address) {
+                    queueCount--;
+                    queues[i] = queues[queueCount];
+                    queueAddresses[i] = queueAddresses[queueCount];
+                    queues[queueCount] = null;
                     return;
                 }
             }
@@ -177,13 +172,9 @@ public final class CompletionChannel extends NativeResource {
 
     @Override
     protected void destroy() {
-        try {
-            waiter.close();
-            Ibv.check(rdma_core_h.ibv_destroy_comp_channel(channel), "ibv_destroy_comp_channel", context.name());
-        } finally {
-            // no event is taken any more: every taker held a use of the channel, and the last has gone
-            eventArena.close();
-        }
+        // no event is taken any more: every taker held a use of the channel, and the last has gone
+        waiter.close();
+        Ibv.check(rdma_core_h.ibv_destroy_comp_channel(channel), "ibv_destroy_comp_channel", context.name());
     }
 
     @Override

@@ -1,4 +1,4 @@
-package dev.verbs4j.naaice;
+package dev.verbs4j.verbs;
 
 import org.junit.jupiter.api.Test;
 
@@ -8,11 +8,12 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The queue-pair table agrees with a HashMap under random puts and removes, growing, and looks up without allocating. */
 class QueuePairTableTest {
 
-    /** Connections have no equals: the table compares them by identity, as these constants compare in the HashMap. */
+    /** Owners have no equals of their own: the table compares them by identity, as these constants compare in the HashMap. */
     private static final String[] VALUES = {"c0", "c1", "c2"};
 
     @Test
@@ -20,26 +21,48 @@ class QueuePairTableTest {
         SplittableRandom random = new SplittableRandom(15);
         QueuePairTable<String> table = new QueuePairTable<>(4);
         Map<Integer, String> reference = new HashMap<>();
-        for (int step = 0; step < 200_000; step++) {
-            // few distinct numbers, so that runs collide, wrap around the array and are removed from the middle
-            int qp = random.nextInt(300) * (step % 2 == 0 ? 1 : 0x10001);
-            int what = random.nextInt(10);
-            if (what < 4) {
+        for (int step = 0; step < 300_000; step++) {
+            // few distinct keys, so that runs collide, wrap around the array and are removed from
+            // the middle; some differ in their high bits only
+            int key = switch (step % 3) {
+                case 0 -> random.nextInt(300);
+                case 1 -> random.nextInt(300) * 0x10001;
+                default -> random.nextInt(300) << 20 | random.nextInt(4);
+            };
+            int what = random.nextInt(12);
+            if (what < 5) {
                 String v = VALUES[random.nextInt(3)];
-                table.put(qp, v);
-                reference.put(qp, v);
+                assertThat(table.put(key, v)).as("put %d", key).isSameAs(reference.put(key, v));
             } else if (what < 7) {
                 String v = VALUES[random.nextInt(3)];
-                assertThat(table.remove(qp, v)).as("remove %d", qp).isEqualTo(reference.remove(qp, v));
+                assertThat(table.remove(key, v)).as("remove %d if %s", key, v).isEqualTo(reference.remove(key, v));
+            } else if (what < 9) {
+                assertThat(table.remove(key)).as("remove %d", key).isSameAs(reference.remove(key));
             } else {
-                assertThat(table.get(qp)).as("get %d", qp).isEqualTo(reference.get(qp));
+                assertThat(table.get(key)).as("get %d", key).isSameAs(reference.get(key));
             }
             assertThat(table.size()).isEqualTo(reference.size());
+            if (step % 10_000 == 0) {
+                assertThat(table.values()).containsExactlyInAnyOrderElementsOf(reference.values());
+            }
         }
         for (Map.Entry<Integer, String> e : reference.entrySet()) {
-            assertThat(table.get(e.getKey())).isEqualTo(e.getValue());
+            assertThat(table.get(e.getKey())).isSameAs(e.getValue());
         }
         assertThat(table.remove(-1, "c0")).isFalse();
+        assertThat(table.remove(-1)).isNull();
+        table.clear();
+        assertThat(table.isEmpty()).isTrue();
+        assertThat(table.values()).isEmpty();
+        assertThat(table.get(0)).isNull();
+    }
+
+    @Test
+    void aNullValueIsRefusedWithItsKey() {
+        QueuePairTable<String> table = new QueuePairTable<>();
+        assertThatThrownBy(() -> table.put(17, null)).isInstanceOf(NullPointerException.class).hasMessageContaining("17");
+        assertThat(table.remove(17, null)).isFalse();
+        assertThat(table.size()).isZero();
     }
 
     @Test
