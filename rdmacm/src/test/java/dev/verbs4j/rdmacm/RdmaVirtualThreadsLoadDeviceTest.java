@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * setting up the 512 connection ends (the server sets its ends up one after another).
  */
 @Tag(TestBed.TAG)
-@Timeout(220)
+@Timeout(240)
 class RdmaVirtualThreadsLoadDeviceTest {
 
     static final int MESSAGES = 4;
@@ -50,12 +50,61 @@ class RdmaVirtualThreadsLoadDeviceTest {
             }
         });
         try {
-            assertThat(child.waitFor(VirtualThreadEchoMain.LIMIT_SECONDS + 40, TimeUnit.SECONDS)).as("the child JVM ended in time").isTrue();
+            if (!child.waitFor(VirtualThreadEchoMain.LIMIT_SECONDS + 40, TimeUnit.SECONDS)) {
+                try {
+                    describeStuck(child);
+                } catch (Exception e) {
+                    System.out.println("stuck child: no description: " + e);
+                }
+            }
+            assertThat(child.isAlive()).as("the child JVM ended in time").isFalse();
             reader.get(10, TimeUnit.SECONDS);
             assertThat(child.exitValue()).as(String.join("\n", lines)).isZero();
             assertThat(lines).contains("PINNED 0").anyMatch(l -> l.startsWith("RESULT " + clients + " 0 "));
         } finally {
             child.destroyForcibly();
+        }
+    }
+
+    /**
+     * What each thread of a child that did not end is doing, for the log: its name, state and the
+     * kernel function it waits in (from /proc, which answers even when the JVM cannot reach a
+     * safepoint), then the JVM's own thread dump if it gives one within 15 s.
+     */
+    private static void describeStuck(Process child) throws Exception {
+        java.nio.file.Path tasks = java.nio.file.Path.of("/proc", Long.toString(child.pid()), "task");
+        try (var dirs = java.nio.file.Files.list(tasks)) {
+            for (java.nio.file.Path task : dirs.sorted().toList()) {
+                String stat = read(task.resolve("stat"));
+                String state = stat.substring(stat.lastIndexOf(')') + 2).split(" ")[0];
+                System.out.println("stuck child: task " + task.getFileName() + " " + read(task.resolve("comm")).strip()
+                        + " state " + state + " wchan " + read(task.resolve("wchan")).strip());
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            System.out.println("stuck child: /proc unreadable: " + e);
+        }
+        String jcmd = java.nio.file.Path.of(ProcessHandle.current().info().command().orElseThrow()).resolveSibling("jcmd").toString();
+        Process dump = new ProcessBuilder(jcmd, Long.toString(child.pid()), "Thread.print").redirectErrorStream(true).start();
+        CompletableFuture<String> text = CompletableFuture.supplyAsync(() -> {
+            try {
+                return new String(dump.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            } catch (java.io.IOException e) {
+                return e.toString();
+            }
+        });
+        if (dump.waitFor(15, TimeUnit.SECONDS)) {
+            System.out.println("stuck child: jcmd Thread.print:\n" + text.get(5, TimeUnit.SECONDS));
+        } else {
+            dump.destroyForcibly();
+            System.out.println("stuck child: jcmd Thread.print gave nothing within 15 s (no safepoint?)");
+        }
+    }
+
+    private static String read(java.nio.file.Path file) {
+        try {
+            return java.nio.file.Files.readString(file);
+        } catch (java.io.IOException e) {
+            return "?";
         }
     }
 

@@ -94,6 +94,7 @@ public final class VirtualThreadEchoMain {
                 }
                 if (!done.await(LIMIT_SECONDS, TimeUnit.SECONDS)) {
                     failures.add(done.getCount() + " clients did not finish within " + LIMIT_SECONDS + " s");
+                    printThreads();
                 }
                 progress.interrupt();
                 ok = verified.get();
@@ -115,6 +116,24 @@ public final class VirtualThreadEchoMain {
         System.out.println("RESULT " + ok + " " + (clients - ok) + " " + (System.nanoTime() - t0) / 1_000_000_000.0);
         System.out.flush();
         System.exit(ok == clients && failures.isEmpty() ? 0 : 1);
+    }
+
+    /** Where every thread, virtual ones included, is (the first 400 lines of the JDK's thread dump). */
+    private static void printThreads() {
+        try {
+            Path dump = Files.createTempFile("vt-echo-threads", ".txt");
+            Files.delete(dump);
+            Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                    Long.toString(ProcessHandle.current().pid()), "Thread.dump_to_file", dump.toString())
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            if (!jcmd.waitFor(20, TimeUnit.SECONDS)) {
+                jcmd.destroyForcibly();
+            }
+            Files.readAllLines(dump).stream().limit(400).forEach(l -> System.out.println("threads: " + l));
+            Files.deleteIfExists(dump);
+        } catch (Exception e) {
+            System.out.println("threads: no dump: " + e);
+        }
     }
 
     private static void acceptAll(RdmaServer server) {
