@@ -59,7 +59,6 @@ final class InfiniteMode extends MeasurementLoops {
         long[] ccnt = new long[q];
         Thread printer = printer(size);
         try {
-            int idle = 0;
             while (true) {
                 for (int i = 0; i < q; i++) {
                     while (scnt[i] - ccnt[i] + list <= o.txDepth) {
@@ -88,7 +87,10 @@ final class InfiniteMode extends MeasurementLoops {
                     }
                     ne += nr;
                 }
-                if (ne == 0 && (++idle & 0xfff) == 0 && Thread.currentThread().isInterrupted()) {
+                // every turn (a field read): a busy turn posts as many requests as the poll completed,
+                // so a count of turns, or of empty polls (which -b's peer stream keeps rare), could
+                // leave an interrupt unseen for many seconds
+                if (Thread.currentThread().isInterrupted()) {
                     throw exit(" Interrupted", 1);
                 }
             }
