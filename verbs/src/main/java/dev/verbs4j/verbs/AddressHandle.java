@@ -7,12 +7,16 @@ import dev.verbs4j.verbs.internal.Ibv;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 
 /**
  * An address handle ({@code struct ibv_ah}, from {@code ibv_create_ah()}): the destination of UD
  * sends. Owned by its {@link ProtectionDomain}; closing it calls {@code ibv_destroy_ah()}.
  */
 public final class AddressHandle extends NativeResource {
+
+    private static final MethodHandle CREATE_AH = Ibv.withErrno("ibv_create_ah");
+    private static final MethodHandle CREATE_AH_FROM_WC = Ibv.withErrno("ibv_create_ah_from_wc");
 
     private final ProtectionDomain pd;
     private final AddressVector destination;
@@ -25,7 +29,7 @@ public final class AddressHandle extends NativeResource {
         try (Use held = pd.use(); Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(ibv_ah_attr.layout());
             destination.writeTo(attr);
-            this.ah = Ibv.create(Ibv.CREATE_AH, "ibv_create_ah", destination.toString(), ibv_ah.sizeof(),
+            this.ah = Ibv.create(CREATE_AH, "ibv_create_ah", destination.toString(), ibv_ah.sizeof(),
                     pd.handle(), attr);
             attach();
         }
@@ -37,7 +41,7 @@ public final class AddressHandle extends NativeResource {
         this.pd = pd;
         this.destination = null;
         try (Use held = pd.use()) {
-            this.ah = Ibv.create(Ibv.CREATE_AH_FROM_WC, "ibv_create_ah_from_wc", "reply to QP 0x"
+            this.ah = Ibv.create(CREATE_AH_FROM_WC, "ibv_create_ah_from_wc", "reply to QP 0x"
                     + Integer.toHexString(wc.srcQp()) + " on " + pd.context().name(), ibv_ah.sizeof(), pd.handle(),
                     wc.nativeEntry(), grh, (byte) port);
             attach();

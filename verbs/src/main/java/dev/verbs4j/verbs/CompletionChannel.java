@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import java.lang.invoke.MethodHandle;
 
 /**
  * A completion event channel ({@code struct ibv_comp_channel}, from {@code
@@ -22,6 +23,9 @@ import java.util.function.Supplier;
  * completion queues that use it and wakes threads blocked in {@link #await}.
  */
 public final class CompletionChannel extends NativeResource {
+
+    private static final MethodHandle CREATE_COMP_CHANNEL = Ibv.withErrno("ibv_create_comp_channel");
+    private static final MethodHandle GET_CQ_EVENT = Ibv.withErrno("ibv_get_cq_event");
 
     private final Context context;
     private final MemorySegment channel;
@@ -47,7 +51,7 @@ public final class CompletionChannel extends NativeResource {
         super(context);
         this.context = context;
         try (Use held = context.use()) {
-            this.channel = Ibv.create(Ibv.CREATE_COMP_CHANNEL, "ibv_create_comp_channel", context.name(),
+            this.channel = Ibv.create(CREATE_COMP_CHANNEL, "ibv_create_comp_channel", context.name(),
                     ibv_comp_channel.sizeof(), context.handle());
             this.fd = ibv_comp_channel.fd(channel);
             Libc.setNonBlocking(fd, true);
@@ -83,7 +87,7 @@ public final class CompletionChannel extends NativeResource {
                 while (true) {
                     int rc;
                     try {
-                        rc = (int) Ibv.GET_CQ_EVENT.invokeExact(capture, channel, cqOut, ctxOut);
+                        rc = (int) GET_CQ_EVENT.invokeExact(capture, channel, cqOut, ctxOut);
                     } catch (Throwable t) {
                         throw Ibv.unchecked(t);
                     }

@@ -18,6 +18,8 @@ import java.lang.invoke.MethodHandle;
  */
 public final class CompletionQueue extends NativeResource {
 
+    private static final MethodHandle CREATE_CQ = Ibv.withErrno("ibv_create_cq");
+
     private static final MethodHandle POLL_CQ = Native.downcallPointer(ibv_context_ops.poll_cq.descriptor(), true);
     private static final MethodHandle REQ_NOTIFY_CQ =
             Native.downcallPointer(ibv_context_ops.req_notify_cq.descriptor(), true);
@@ -57,7 +59,7 @@ public final class CompletionQueue extends NativeResource {
                 this.cq = ExtendedPoller.create(context, entries, channelHandle, compVector, wcFlags, what);
                 this.poller = new ExtendedPoller(this, this.cq);
             } else {
-                this.cq = Ibv.create(Ibv.CREATE_CQ, "ibv_create_cq", what, ibv_cq.sizeof(), context.handle(), entries,
+                this.cq = Ibv.create(CREATE_CQ, "ibv_create_cq", what, ibv_cq.sizeof(), context.handle(), entries,
                         MemorySegment.NULL, channelHandle, compVector);
                 this.poller = null;
             }

@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.List;
 import java.util.Optional;
+import java.lang.invoke.MethodHandle;
 
 /**
  * An open RDMA device ({@code struct ibv_context}, from {@code ibv_open_device()}). The root of
@@ -33,6 +34,11 @@ import java.util.Optional;
  * snapshots that stay valid after close.
  */
 public final class Context extends NativeResource {
+
+    /** {@code ibv_get_async_event}, bound when a program first waits for an asynchronous event. */
+    private static final class GetAsyncEvent {
+        static final MethodHandle HANDLE = Ibv.withErrno("ibv_get_async_event");
+    }
 
     private static final int ENODATA = Errno.ENODATA;
 
@@ -319,7 +325,7 @@ public final class Context extends NativeResource {
             MemorySegment event = arena.allocate(ibv_async_event.layout());
             int rc;
             try {
-                rc = (int) Ibv.GET_ASYNC_EVENT.invokeExact(capture, context, event);
+                rc = (int) GetAsyncEvent.HANDLE.invokeExact(capture, context, event);
             } catch (Throwable t) {
                 throw Ibv.unchecked(t);
             }

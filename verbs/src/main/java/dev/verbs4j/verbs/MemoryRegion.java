@@ -8,6 +8,7 @@ import dev.verbs4j.verbs.internal.Native;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicLong;
+import java.lang.invoke.MethodHandle;
 
 /**
  * A registered memory region ({@code struct ibv_mr}, from {@code ibv_reg_mr()} or {@code
@@ -18,6 +19,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * freed only once that succeeded. Memory windows bound to it are closed first.
  */
 public final class MemoryRegion extends NativeResource {
+
+    private static final MethodHandle REG_MR = Ibv.withErrno("ibv_reg_mr");
+
+    /** The verbs of registrations at an I/O address and of access changes, bound when first needed. */
+    private static final class Rarer {
+        static final MethodHandle REG_MR_IOVA2 = Ibv.withErrno("ibv_reg_mr_iova2");
+        static final MethodHandle REREG_MR = Ibv.withErrno("ibv_rereg_mr");
+    }
 
     /**
      * How many regions have begun to close in this process: a batch whose requests were checked
@@ -58,11 +67,11 @@ public final class MemoryRegion extends NativeResource {
         try (Use held = pd.use()) {
             if (withIova || optional) {
                 long va = withIova ? iova : segment.address();
-                this.mr = Ibv.create(Ibv.REG_MR_IOVA2, "ibv_reg_mr_iova2", what, ibv_mr.sizeof(),
+                this.mr = Ibv.create(Rarer.REG_MR_IOVA2, "ibv_reg_mr_iova2", what, ibv_mr.sizeof(),
                         pd.handle(), segment, segment.byteSize(), va, access);
                 this.iova = va;
             } else {
-                this.mr = Ibv.create(Ibv.REG_MR, "ibv_reg_mr", what, ibv_mr.sizeof(),
+                this.mr = Ibv.create(REG_MR, "ibv_reg_mr", what, ibv_mr.sizeof(),
                         pd.handle(), segment, segment.byteSize(), access);
                 this.iova = segment.address();
             }
@@ -138,7 +147,7 @@ public final class MemoryRegion extends NativeResource {
             MemorySegment capture = Native.captureSegment(arena);
             int rc;
             try {
-                rc = (int) Ibv.REREG_MR.invokeExact(capture, mr, REREG_CHANGE_ACCESS, MemorySegment.NULL,
+                rc = (int) Rarer.REREG_MR.invokeExact(capture, mr, REREG_CHANGE_ACCESS, MemorySegment.NULL,
                         MemorySegment.NULL, 0L, newAccess);
             } catch (Throwable t) {
                 throw Ibv.unchecked(t);

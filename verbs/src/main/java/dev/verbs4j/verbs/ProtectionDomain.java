@@ -7,6 +7,7 @@ import dev.verbs4j.verbs.internal.Native;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 
 /**
  * A protection domain ({@code struct ibv_pd}, from {@code ibv_alloc_pd()}): the memory regions,
@@ -14,6 +15,8 @@ import java.lang.foreign.MemorySegment;
  * {@link Context}; closing it closes them first, then calls {@code ibv_dealloc_pd()}.
  */
 public final class ProtectionDomain extends NativeResource {
+
+    private static final MethodHandle ALLOC_PD = Ibv.withErrno("ibv_alloc_pd");
 
     private final Context context;
     private final MemorySegment pd;
@@ -23,7 +26,7 @@ public final class ProtectionDomain extends NativeResource {
         super(context);
         this.context = context;
         try (Use held = context.use()) {
-            this.pd = Ibv.create(Ibv.ALLOC_PD, "ibv_alloc_pd", context.name(), ibv_pd.sizeof(), context.handle());
+            this.pd = Ibv.create(ALLOC_PD, "ibv_alloc_pd", context.name(), ibv_pd.sizeof(), context.handle());
             this.borrowed = false;
             attach();
         }

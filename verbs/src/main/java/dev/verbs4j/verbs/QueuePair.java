@@ -69,7 +69,14 @@ public final class QueuePair extends NativeResource {
     private final int maxSendSge;
     private final int maxRecvSge;
     private final int maxInlineData;
-    private static final MethodHandle CREATE_QP_EX = Native.downcallPointerWithErrno(verbs_context.create_qp_ex.descriptor());
+    /**
+     * The creating verbs, bound when a program first creates a queue pair itself (one that the
+     * connection manager creates needs neither).
+     */
+    private static final class Create {
+        static final MethodHandle QP = Ibv.withErrno("ibv_create_qp");
+        static final MethodHandle QP_EX = Native.downcallPointerWithErrno(verbs_context.create_qp_ex.descriptor());
+    }
     /** {@code IBV_QP_INIT_ATTR_*} bits of {@code ibv_create_qp_ex()}. */
     static final int INIT_ATTR_PD = 1;
     static final int INIT_ATTR_XRCD = 1 << 1;
@@ -143,7 +150,7 @@ public final class QueuePair extends NativeResource {
                 // ibv_create_qp_ex() with IBV_QP_INIT_ATTR_PD alone is ibv_create_qp() (verbs.h); XRC send
                 // queue pairs are named by the verb that C programs create them with
                 String verb = type == QpType.XRC_SEND ? "ibv_create_qp_ex" : "ibv_create_qp";
-                this.qp = Ibv.create(Ibv.CREATE_QP, verb, what, ibv_qp.sizeof(), pd.handle(), attr);
+                this.qp = Ibv.create(Create.QP, verb, what, ibv_qp.sizeof(), pd.handle(), attr);
             }
             this.maxSendWr = ibv_qp_cap.max_send_wr(cap);
             this.maxRecvWr = ibv_qp_cap.max_recv_wr(cap);
@@ -231,7 +238,7 @@ public final class QueuePair extends NativeResource {
 
     private static MemorySegment createExtended(Context context, MemorySegment attr, String what) {
         MemorySegment op = ExtendedOps.op(context.handle(), verbs_context.create_qp_ex$offset());
-        return Ibv.createThrough(CREATE_QP_EX, op, "ibv_create_qp_ex", what, ibv_qp.sizeof(), context.handle(), attr);
+        return Ibv.createThrough(Create.QP_EX, op, "ibv_create_qp_ex", what, ibv_qp.sizeof(), context.handle(), attr);
     }
 
     /**

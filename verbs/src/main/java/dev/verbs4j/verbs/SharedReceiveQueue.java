@@ -27,6 +27,8 @@ import java.lang.invoke.MethodHandle;
  */
 public final class SharedReceiveQueue extends NativeResource {
 
+    private static final MethodHandle CREATE_SRQ = Ibv.withErrno("ibv_create_srq");
+
     private static final MethodHandle CREATE_SRQ_EX =
             Native.downcallPointerWithErrno(verbs_context.create_srq_ex.descriptor());
     private static final MethodHandle GET_SRQ_NUM = Native.downcallPointer(verbs_context.get_srq_num.descriptor(), false);
@@ -71,7 +73,7 @@ public final class SharedReceiveQueue extends NativeResource {
             ibv_srq_attr.max_sge(attr, maxSge);
             String what = context.name() + ", " + maxWr + " WRs, " + maxSge + " SGEs";
             if (xrcd == null) {
-                this.srq = Ibv.create(Ibv.CREATE_SRQ, "ibv_create_srq", what, ibv_srq.sizeof(), pd.handle(), init);
+                this.srq = Ibv.create(CREATE_SRQ, "ibv_create_srq", what, ibv_srq.sizeof(), pd.handle(), init);
             } else {
                 ibv_srq_init_attr_ex.comp_mask(init, INIT_ATTR_TYPE | INIT_ATTR_XRCD | INIT_ATTR_CQ | INIT_ATTR_PD);
                 ibv_srq_init_attr_ex.srq_type(init, SRQT_XRC);

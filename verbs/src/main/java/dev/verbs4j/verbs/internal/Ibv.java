@@ -6,8 +6,10 @@ import dev.verbs4j.bindings.verbs_context;
 import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.VerbsException;
 
+import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
@@ -19,38 +21,42 @@ import java.lang.invoke.MethodHandle;
  */
 public final class Ibv {
 
-    private static final MethodHandle GET_DEVICE_LIST = Native.downcallWithErrno(
-            rdma_core_h.ibv_get_device_list$address(), rdma_core_h.ibv_get_device_list$descriptor());
-    private static final MethodHandle OPEN_DEVICE = Native.downcallWithErrno(
-            rdma_core_h.ibv_open_device$address(), rdma_core_h.ibv_open_device$descriptor());
-    private static final MethodHandle QUERY_GID = Native.downcallWithErrno(
-            rdma_core_h.ibv_query_gid$address(), rdma_core_h.ibv_query_gid$descriptor());
-    private static final MethodHandle QUERY_PKEY = Native.downcallWithErrno(
-            rdma_core_h.ibv_query_pkey$address(), rdma_core_h.ibv_query_pkey$descriptor());
-    private static final MethodHandle QUERY_PORT_OP =
-            Native.downcallPointer(verbs_context.query_port.descriptor(), false);
-    private static final MethodHandle QUERY_DEVICE_EX_OP =
-            Native.downcallPointer(verbs_context.query_device_ex.descriptor(), false);
+    // Every handle is bound on its first use, by the class that needs it (a holder class here, or
+    // a field of the verbs class that calls it): binding a downcall handle of a new shape generates
+    // and loads a class, which costs far more than the call, most of all in a young JVM, so a
+    // program binds only the verbs it calls.
 
-    /** Creating verbs that return NULL and set errno on failure; first argument: the capture segment. */
-    public static final MethodHandle ALLOC_PD = withErrno("ibv_alloc_pd");
-    public static final MethodHandle REG_MR = withErrno("ibv_reg_mr");
-    public static final MethodHandle REG_MR_IOVA2 = withErrno("ibv_reg_mr_iova2");
-    public static final MethodHandle CREATE_COMP_CHANNEL = withErrno("ibv_create_comp_channel");
-    public static final MethodHandle CREATE_CQ = withErrno("ibv_create_cq");
-    public static final MethodHandle CREATE_QP = withErrno("ibv_create_qp");
-    public static final MethodHandle CREATE_AH = withErrno("ibv_create_ah");
-    public static final MethodHandle CREATE_AH_FROM_WC = withErrno("ibv_create_ah_from_wc");
-    public static final MethodHandle GET_CQ_EVENT = withErrno("ibv_get_cq_event");
-    public static final MethodHandle REREG_MR = withErrno("ibv_rereg_mr");
-    public static final MethodHandle CREATE_SRQ = withErrno("ibv_create_srq");
-    public static final MethodHandle GET_ASYNC_EVENT = withErrno("ibv_get_async_event");
+    private static final class GetDeviceList {
+        static final MethodHandle HANDLE = withErrno("ibv_get_device_list");
+    }
+
+    private static final class OpenDevice {
+        static final MethodHandle HANDLE = withErrno("ibv_open_device");
+    }
+
+    private static final class QueryGid {
+        static final MethodHandle HANDLE = withErrno("ibv_query_gid");
+    }
+
+    private static final class QueryPkey {
+        static final MethodHandle HANDLE = withErrno("ibv_query_pkey");
+    }
+
+    private static final class QueryPort {
+        static final MethodHandle HANDLE = Native.downcallPointer(verbs_context.query_port.descriptor(), false);
+    }
+
+    private static final class QueryDeviceEx {
+        static final MethodHandle HANDLE = Native.downcallPointer(verbs_context.query_device_ex.descriptor(), false);
+    }
 
     /** {@code ibv_attach_mcast(qp, gid, lid)} and {@code ibv_detach_mcast}: not in the generated bindings. */
-    private static final FunctionDescriptor MCAST = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
-            ValueLayout.ADDRESS, ValueLayout.JAVA_SHORT);
-    private static final MethodHandle ATTACH_MCAST = Native.downcallWithErrno(Native.verbsFunction("ibv_attach_mcast"), MCAST);
-    private static final MethodHandle DETACH_MCAST = Native.downcallWithErrno(Native.verbsFunction("ibv_detach_mcast"), MCAST);
+    private static final class Multicast {
+        static final FunctionDescriptor DESCRIPTOR = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
+                ValueLayout.ADDRESS, ValueLayout.JAVA_SHORT);
+        static final MethodHandle ATTACH = Native.downcallWithErrno(Native.verbsFunction("ibv_attach_mcast"), DESCRIPTOR);
+        static final MethodHandle DETACH = Native.downcallWithErrno(Native.verbsFunction("ibv_detach_mcast"), DESCRIPTOR);
+    }
 
     private Ibv() {
     }
@@ -62,7 +68,7 @@ public final class Ibv {
     public static int multicast(boolean attach, MemorySegment qp, MemorySegment gid, short lid) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
-            int rc = (int) (attach ? ATTACH_MCAST : DETACH_MCAST).invokeExact(capture, qp, gid, lid);
+            int rc = (int) (attach ? Multicast.ATTACH : Multicast.DETACH).invokeExact(capture, qp, gid, lid);
             if (rc == 0) {
                 return 0;
             }
@@ -74,18 +80,58 @@ public final class Ibv {
     }
 
     /**
-     * A handle on the exported libibverbs/librdmacm function {@code name} of the generated
-     * bindings, whose first parameter is a capture segment receiving errno.
+     * A handle on the exported libibverbs/librdmacm function {@code name}, whose first parameter
+     * is a capture segment receiving errno. The address is looked up by name and the descriptor
+     * comes from {@link #descriptor}, not from the generated bindings: asking those for either
+     * would initialize the function's holder class there, which binds a second handle (without
+     * errno) that nothing calls.
      */
     public static MethodHandle withErrno(String name) {
-        try {
-            Class<?> h = rdma_core_h.class;
-            MemorySegment address = (MemorySegment) h.getMethod(name + "$address").invoke(null);
-            FunctionDescriptor descriptor = (FunctionDescriptor) h.getMethod(name + "$descriptor").invoke(null);
-            return Native.downcallWithErrno(address, descriptor);
-        } catch (ReflectiveOperationException e) {
-            throw new IllegalStateException("the bindings lack " + name, e);
-        }
+        return Native.downcallWithErrno(Native.function(name), descriptor(name));
+    }
+
+    /**
+     * The descriptor of the exported function {@code name} that verbs and rdmacm call with errno
+     * captured, equal to the generated bindings' {@code name$descriptor()} (a host test compares
+     * them for every name here, so the bindings' check against gcc still covers them).
+     *
+     * @throws IllegalStateException for a name that is not here
+     */
+    public static FunctionDescriptor descriptor(String name) {
+        return switch (name) {
+            case "rdma_create_event_channel" -> returning(P);
+            case "ibv_alloc_pd", "ibv_create_comp_channel", "ibv_get_device_list", "ibv_open_device" -> returning(P, P);
+            case "ibv_reg_mr" -> returning(P, P, P, L, I);
+            case "ibv_reg_mr_iova2" -> returning(P, P, P, L, L, I);
+            case "ibv_create_cq" -> returning(P, P, I, P, P, I);
+            case "ibv_create_qp", "ibv_create_ah", "ibv_create_srq" -> returning(P, P, P);
+            case "ibv_create_ah_from_wc" -> returning(P, P, P, P, B);
+            case "ibv_get_cq_event", "rdma_create_qp", "rdma_init_qp_attr", "rdma_join_multicast",
+                 "rdma_join_multicast_ex", "rdma_create_srq" -> returning(I, P, P, P);
+            case "ibv_rereg_mr" -> returning(I, P, I, P, P, L, I);
+            case "ibv_get_async_event", "rdma_bind_addr", "rdma_create_qp_ex", "rdma_connect", "rdma_get_request",
+                 "rdma_accept", "rdma_leave_multicast", "rdma_get_cm_event", "rdma_migrate_id" -> returning(I, P, P);
+            case "ibv_query_gid", "ibv_query_pkey" -> returning(I, P, B, I, P);
+            case "rdma_destroy_event_channel", "rdma_destroy_ep", "rdma_destroy_qp", "rdma_freeaddrinfo",
+                 "rdma_destroy_srq" -> FunctionDescriptor.ofVoid(P);
+            case "rdma_create_id" -> returning(I, P, P, P, I);
+            case "rdma_destroy_id", "rdma_establish", "rdma_disconnect", "rdma_ack_cm_event" -> returning(I, P);
+            case "rdma_create_ep", "rdma_getaddrinfo" -> returning(I, P, P, P, P);
+            case "rdma_resolve_addr" -> returning(I, P, P, P, I);
+            case "rdma_resolve_route", "rdma_listen", "rdma_notify" -> returning(I, P, I);
+            case "rdma_reject" -> returning(I, P, P, B);
+            case "rdma_set_option" -> returning(I, P, I, I, P, L);
+            default -> throw new IllegalStateException("no descriptor for " + name + " in Ibv.descriptor");
+        };
+    }
+
+    private static final AddressLayout P = rdma_core_h.C_POINTER;
+    private static final ValueLayout I = rdma_core_h.C_INT;
+    private static final ValueLayout L = rdma_core_h.C_LONG;
+    private static final ValueLayout B = rdma_core_h.C_CHAR;
+
+    private static FunctionDescriptor returning(MemoryLayout result, MemoryLayout... arguments) {
+        return FunctionDescriptor.of(result, arguments);
     }
 
     /**
@@ -141,7 +187,7 @@ public final class Ibv {
     /** {@code ibv_get_device_list(num)}; errno lands in {@code capture}. */
     public static MemorySegment getDeviceList(MemorySegment capture, MemorySegment num) {
         try {
-            return (MemorySegment) GET_DEVICE_LIST.invokeExact(capture, num);
+            return (MemorySegment) GetDeviceList.HANDLE.invokeExact(capture, num);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -150,7 +196,7 @@ public final class Ibv {
     /** {@code ibv_open_device(device)}; errno lands in {@code capture}. */
     public static MemorySegment openDevice(MemorySegment capture, MemorySegment device) {
         try {
-            return (MemorySegment) OPEN_DEVICE.invokeExact(capture, device);
+            return (MemorySegment) OpenDevice.HANDLE.invokeExact(capture, device);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -159,7 +205,7 @@ public final class Ibv {
     /** {@code ibv_query_gid(context, port, index, gid)}; errno lands in {@code capture}. */
     public static int queryGid(MemorySegment capture, MemorySegment context, byte port, int index, MemorySegment gid) {
         try {
-            return (int) QUERY_GID.invokeExact(capture, context, port, index, gid);
+            return (int) QueryGid.HANDLE.invokeExact(capture, context, port, index, gid);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -168,7 +214,7 @@ public final class Ibv {
     /** {@code ibv_query_pkey(context, port, index, pkey)}; errno lands in {@code capture}. */
     public static int queryPkey(MemorySegment capture, MemorySegment context, byte port, int index, MemorySegment pkey) {
         try {
-            return (int) QUERY_PKEY.invokeExact(capture, context, port, index, pkey);
+            return (int) QueryPkey.HANDLE.invokeExact(capture, context, port, index, pkey);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -177,7 +223,7 @@ public final class Ibv {
     /** {@code verbs_context.query_port(context, port, attr, size)}: returns 0 or an errno. */
     public static int queryPort(MemorySegment op, MemorySegment context, byte port, MemorySegment attr, long size) {
         try {
-            return (int) QUERY_PORT_OP.invokeExact(op, context, port, attr, size);
+            return (int) QueryPort.HANDLE.invokeExact(op, context, port, attr, size);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -187,7 +233,7 @@ public final class Ibv {
     public static int queryDeviceEx(MemorySegment op, MemorySegment context, MemorySegment input,
                                     MemorySegment attr, long size) {
         try {
-            return (int) QUERY_DEVICE_EX_OP.invokeExact(op, context, input, attr, size);
+            return (int) QueryDeviceEx.HANDLE.invokeExact(op, context, input, attr, size);
         } catch (Throwable t) {
             throw rethrow(t);
         }

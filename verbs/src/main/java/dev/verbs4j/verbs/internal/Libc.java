@@ -38,14 +38,28 @@ public final class Libc {
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     private static final MethodHandle CLOSE = Native.downcallWithErrno(symbol("close"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-    private static final MethodHandle EPOLL_CREATE1 = Native.downcallWithErrno(symbol("epoll_create1"),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
-    private static final MethodHandle EPOLL_CTL = Native.downcallWithErrno(symbol("epoll_ctl"),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
-                    ValueLayout.ADDRESS));
-    private static final MethodHandle EPOLL_WAIT = Native.downcallWithErrno(symbol("epoll_wait"),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT,
-                    ValueLayout.JAVA_INT));
+
+    /** The {@link ReadinessPoller}'s calls, bound when a virtual thread first waits. */
+    private static final class Epoll {
+        static final MethodHandle EPOLL_CREATE1 = Native.downcallWithErrno(symbol("epoll_create1"),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+        static final MethodHandle EPOLL_CTL = Native.downcallWithErrno(symbol("epoll_ctl"),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
+                        ValueLayout.ADDRESS));
+        static final MethodHandle EPOLL_WAIT = Native.downcallWithErrno(symbol("epoll_wait"),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_INT,
+                        ValueLayout.JAVA_INT));
+    }
+
+    /** Huge-page mapping, bound when first used. */
+    private static final class Mapping {
+        static final MethodHandle MMAP = Native.downcallWithErrno(symbol("mmap"),
+                FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
+                        ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
+        static final MethodHandle MUNMAP = Native.downcallWithErrno(symbol("munmap"),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
+    }
+
     /**
      * {@code struct epoll_event}: {@code uint32_t events; epoll_data_t data;}, packed on x86-64
      * (12 bytes, data at offset 4), naturally aligned elsewhere (16 bytes, data at 8).
@@ -64,11 +78,6 @@ public final class Libc {
     private static final MethodHandle FCNTL = Native.downcallWithErrno(symbol("fcntl"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
 
-    private static final MethodHandle MMAP = Native.downcallWithErrno(symbol("mmap"),
-            FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT,
-                    ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG));
-    private static final MethodHandle MUNMAP = Native.downcallWithErrno(symbol("munmap"),
-            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG));
     private static final int PROT_READ_WRITE = 0x3;
     private static final int MAP_PRIVATE = 0x02;
     private static final int MAP_ANONYMOUS = 0x20;
@@ -86,7 +95,7 @@ public final class Libc {
     public static long mapHugePages(long length, String what) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
-            MemorySegment p = (MemorySegment) MMAP.invokeExact(capture, MemorySegment.NULL, length, PROT_READ_WRITE,
+            MemorySegment p = (MemorySegment) Mapping.MMAP.invokeExact(capture, MemorySegment.NULL, length, PROT_READ_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0L);
             if (p.address() == -1L) {
                 throw new VerbsException("mmap", Native.errno(capture), what);
@@ -101,7 +110,7 @@ public final class Libc {
     public static int unmap(long address, long length) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
-            int rc = (int) MUNMAP.invokeExact(capture, MemorySegment.ofAddress(address), length);
+            int rc = (int) Mapping.MUNMAP.invokeExact(capture, MemorySegment.ofAddress(address), length);
             return rc == 0 ? 0 : Native.errno(capture);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
@@ -249,7 +258,7 @@ public final class Libc {
     public static int epollCreate() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment capture = Native.captureSegment(arena);
-            int fd = (int) EPOLL_CREATE1.invokeExact(capture, EPOLL_CLOEXEC);
+            int fd = (int) Epoll.EPOLL_CREATE1.invokeExact(capture, EPOLL_CLOEXEC);
             if (fd < 0) {
                 throw new VerbsException("epoll_create1", Native.errno(capture), null);
             }
@@ -269,7 +278,7 @@ public final class Libc {
             event.set(ValueLayout.JAVA_INT, 0, events);
             event.set(ValueLayout.JAVA_LONG_UNALIGNED, EPOLL_DATA_OFFSET, data);
             MemorySegment capture = Native.captureSegment(arena);
-            int rc = (int) EPOLL_CTL.invokeExact(capture, epfd, op, fd, event);
+            int rc = (int) Epoll.EPOLL_CTL.invokeExact(capture, epfd, op, fd, event);
             return rc == 0 ? 0 : Native.errno(capture);
         } catch (Throwable t) {
             throw Ibv.unchecked(t);
@@ -282,7 +291,7 @@ public final class Libc {
      */
     public static int epollWait(int epfd, MemorySegment events, int max, int timeoutMillis, MemorySegment capture) {
         try {
-            int n = (int) EPOLL_WAIT.invokeExact(capture, epfd, events, max, timeoutMillis);
+            int n = (int) Epoll.EPOLL_WAIT.invokeExact(capture, epfd, events, max, timeoutMillis);
             if (n < 0) {
                 int errno = Native.errno(capture);
                 if (errno == EINTR) {

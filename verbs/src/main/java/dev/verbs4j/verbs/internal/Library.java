@@ -18,8 +18,9 @@ public final class Library {
         }
         NativeAccess.require();
         try {
-            // Touching a symbol runs the generated class's initializer, which opens the libraries.
-            dev.verbs4j.bindings.rdma_core_h.ibv_get_device_list$address();
+            // Reading a constant runs the generated class's initializer, which opens the libraries (a
+            // function's address would also initialize that function's holder, which binds a handle).
+            dev.verbs4j.bindings.rdma_core_h.IBV_GID_TYPE_ROCE_V2();
         } catch (ExceptionInInitializerError | NoClassDefFoundError | IllegalArgumentException e) {
             throw new IllegalStateException("cannot load libibverbs.so.1 / librdmacm.so.1 (" + rootMessage(e)
                     + "): install the rdma-core runtime libraries (Debian/Ubuntu: apt-get install"

@@ -33,6 +33,17 @@ public final class Native {
         static final SymbolLookup LOOKUP = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
     }
 
+    /** libibverbs' and librdmacm's exported functions (loaded once, never unloaded). */
+    private static final class Libraries {
+        static final SymbolLookup LOOKUP = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global())
+                .or(SymbolLookup.libraryLookup("librdmacm.so.1", Arena.global()));
+    }
+
+    /** The address of the exported libibverbs or librdmacm function {@code name}. */
+    public static MemorySegment function(String name) {
+        return Libraries.LOOKUP.find(name).orElseThrow(() -> new IllegalStateException("libibverbs and librdmacm lack " + name));
+    }
+
     /** The address of the exported libibverbs function {@code name}. */
     public static MemorySegment verbsFunction(String name) {
         return Verbs.LOOKUP.find(name).orElseThrow(() -> new IllegalStateException("libibverbs lacks " + name));
