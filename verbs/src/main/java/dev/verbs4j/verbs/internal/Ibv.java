@@ -54,8 +54,8 @@ public final class Ibv {
     private static final class Multicast {
         static final FunctionDescriptor DESCRIPTOR = FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS,
                 ValueLayout.ADDRESS, ValueLayout.JAVA_SHORT);
-        static final MethodHandle ATTACH = Native.downcallWithErrno(Native.verbsFunction("ibv_attach_mcast"), DESCRIPTOR);
-        static final MethodHandle DETACH = Native.downcallWithErrno(Native.verbsFunction("ibv_detach_mcast"), DESCRIPTOR);
+        static final MethodHandle ATTACH = Native.downcallWithErrno(Native.function("ibv_attach_mcast"), DESCRIPTOR);
+        static final MethodHandle DETACH = Native.downcallWithErrno(Native.function("ibv_detach_mcast"), DESCRIPTOR);
     }
 
     private Ibv() {

@@ -28,11 +28,6 @@ public final class Native {
     private Native() {
     }
 
-    /** libibverbs' exported functions that the generated bindings leave out (loaded once, never unloaded). */
-    private static final class Verbs {
-        static final SymbolLookup LOOKUP = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global());
-    }
-
     /** libibverbs' and librdmacm's exported functions (loaded once, never unloaded). */
     private static final class Libraries {
         static final SymbolLookup LOOKUP = SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global())
@@ -42,11 +37,6 @@ public final class Native {
     /** The address of the exported libibverbs or librdmacm function {@code name}. */
     public static MemorySegment function(String name) {
         return Libraries.LOOKUP.find(name).orElseThrow(() -> new IllegalStateException("libibverbs and librdmacm lack " + name));
-    }
-
-    /** The address of the exported libibverbs function {@code name}. */
-    public static MemorySegment verbsFunction(String name) {
-        return Verbs.LOOKUP.find(name).orElseThrow(() -> new IllegalStateException("libibverbs lacks " + name));
     }
 
     /** A handle on {@code address} whose first parameter is a capture segment receiving errno. */
