@@ -236,10 +236,9 @@ class NaaiceLatencyDeviceTest {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (System.nanoTime() < deadline) {
             assertThat(server.isAlive()).as("the C NAAICE server runs").isTrue();
-            for (String line : runOk(List.of("rdma", "res", "show", "cm_id"), WAIT).split("\n")) {
-                if (line.contains("LISTEN") && line.contains(Integer.toString(PORT))) {
-                    return;
-                }
+            if (dev.verbs4j.verbs.ToolRunner.cmListening(runOk(List.of("rdma", "res", "show", "cm_id"), WAIT), PORT,
+                    dev.verbs4j.verbs.ToolRunner.rdmaDevices())) {
+                return;
             }
             Thread.sleep(100);
         }

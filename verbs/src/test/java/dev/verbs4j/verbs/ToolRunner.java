@@ -9,11 +9,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -248,22 +252,55 @@ public final class ToolRunner {
 
     /**
      * Waits until an RDMA CM listener is bound to {@code port} (the kernel lists CM ids in
-     * {@code rdma res show cm_id}), at most {@code limit}.
+     * {@code rdma res show cm_id}), at most {@code limit}; see {@link #cmListening}.
      */
     public static void awaitCmListening(int port, Duration limit) throws IOException, InterruptedException {
+        awaitCmListening(port, limit, Duration.ofMillis(50));
+    }
+
+    /** As {@link #awaitCmListening(int, Duration)}, looking every {@code every} (each look is a process). */
+    public static void awaitCmListening(int port, Duration limit, Duration every) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + limit.toNanos();
+        String text = "";
         while (System.nanoTime() < deadline) {
             Process p = new ProcessBuilder("rdma", "res", "show", "cm_id").redirectErrorStream(true).start();
-            String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             p.waitFor(5, TimeUnit.SECONDS);
-            for (String line : text.split("\n")) {
-                if (line.contains("LISTEN") && line.matches(".*src-addr [^ ]*:" + port + "( .*|$)")) {
-                    return;
-                }
+            if (cmListening(text, port, rdmaDevices())) {
+                return;
             }
-            Thread.sleep(50);
+            Thread.sleep(every.toMillis());
         }
-        throw new AssertionError("no RDMA CM listener on port " + port + " after " + limit);
+        throw new AssertionError("no RDMA CM listener on port " + port + " after " + limit + "; last seen:\n" + text);
+    }
+
+    /**
+     * Whether {@code cmIds} (the output of {@code rdma res show cm_id}) shows a listener on
+     * {@code port} that a connect can reach. The kernel lists a listener once per device it
+     * listens on ({@code link rxe_a/- ... state LISTEN ... src-addr 0.0.0.0:PORT}); a listener
+     * on the wildcard address is added to the devices one after the other, so it is ready only
+     * once it is listed on every device in {@code devices}: a connect through a device not yet
+     * listed is rejected (no listener).
+     */
+    public static boolean cmListening(String cmIds, int port, Set<String> devices) {
+        Pattern listener = Pattern.compile("link ([^/ ]+)/\\S* .*state LISTEN .*src-addr (\\S*):" + port + "( .*|$)");
+        Set<String> on = new HashSet<>();
+        boolean wildcard = false;
+        for (String line : cmIds.split("\n")) {
+            Matcher m = listener.matcher(line.strip());
+            if (m.matches()) {
+                on.add(m.group(1));
+                String addr = m.group(2);
+                wildcard |= addr.equals("0.0.0.0") || addr.equals("[::]") || addr.equals("::");
+            }
+        }
+        return !on.isEmpty() && (!wildcard || on.containsAll(devices));
+    }
+
+    /** The RDMA devices of this machine ({@code /sys/class/infiniband}). */
+    public static Set<String> rdmaDevices() {
+        String[] names = new File("/sys/class/infiniband").list();
+        return names == null ? Set.of() : Set.of(names);
     }
 
     private static String read(Path p) {
