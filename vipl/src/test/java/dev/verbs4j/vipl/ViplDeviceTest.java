@@ -679,7 +679,7 @@ class ViplDeviceTest extends ViplTwoHosts {
         });
         assertThat(Vipl.connectRequest(c, a.addr(new byte[0]), b.addr(disc), WAIT)).isEqualTo(VipReturn.REJECT);
         assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.IDLE);
-        VipConnHandle h = waited.get(WAIT, TimeUnit.MILLISECONDS);
+        VipConnHandle h = await(waited);
         assertThat(Vipl.connectReject(h)).isEqualTo(VipReturn.INVALID_PARAMETER);
         VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
         assertThat(Vipl.connectAccept(h, s)).isEqualTo(VipReturn.INVALID_PARAMETER);
@@ -706,7 +706,7 @@ class ViplDeviceTest extends ViplTwoHosts {
             return Vipl.connectAccept(h, s);
         });
         assertThat(Vipl.connectRequest(c, a.addr(new byte[0]), b.addr(disc), WAIT)).isEqualTo(VipReturn.SUCCESS);
-        assertThat(server.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(await(server)).isEqualTo(VipReturn.SUCCESS);
         assertThat(Vipl.queryVi(s).attributes().reliabilityLevel()).isEqualTo(VipReliabilityLevel.RELIABLE_RECEPTION);
         // 6: SetViAttributes and ConnectAccept need an Idle VI
         assertThat(Vipl.setViAttributes(s, rd(b))).isEqualTo(VipReturn.INVALID_STATE);
@@ -738,7 +738,7 @@ class ViplDeviceTest extends ViplTwoHosts {
             }
         });
         assertThat(Vipl.connectRequest(c, a.addr(new byte[0]), b.addr(new byte[]{'Y'}), 1000)).isEqualTo(VipReturn.TIMEOUT);
-        assertThat(server.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.TIMEOUT);
+        assertThat(await(server)).isEqualTo(VipReturn.TIMEOUT);
         assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.IDLE);
         assertThat(Vipl.destroyVi(c)).isEqualTo(VipReturn.SUCCESS);
     }
@@ -815,7 +815,7 @@ class ViplDeviceTest extends ViplTwoHosts {
         // §2.5: only VIs of the same reliability level connect
         Future<VipReturn> refused = pool.submit(() -> Vipl.connectAccept(Vipl.connectWait(b.nic, b.addr(disc), WAIT), rdServer));
         VipReturn rc = Vipl.connectRequest(c, a.addr(new byte[]{2}), b.addr(disc), 3_000);
-        assertThat(refused.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.INVALID_RELIABILITY_LEVEL);
+        assertThat(await(refused)).isEqualTo(VipReturn.INVALID_RELIABILITY_LEVEL);
         assertThat(rc).isIn(VipReturn.TIMEOUT, VipReturn.NOT_REACHABLE, VipReturn.REJECT);
         assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.IDLE);
         assertThat(Vipl.destroyVi(rdServer)).isEqualTo(VipReturn.SUCCESS);
@@ -941,7 +941,7 @@ class ViplDeviceTest extends ViplTwoHosts {
         });
         assertThat(Vipl.recvWait(s, WAIT, out)).isEqualTo(VipReturn.SUCCESS);
         assertThat(out.address()).isEqualTo(r.address());
-        assertThat(later.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(await(later)).isEqualTo(VipReturn.SUCCESS);
         assertThat(sent(c).status()).isEqualTo(VipStatus.DONE | VipStatus.OP_SEND);
 
         // 16 (RD): 100 bytes into a 16-byte receive

@@ -194,7 +194,7 @@ class ViplRulesDeviceTest extends ViplTwoHosts {
         assertThat(Vipl.queryVi(s1).state()).isEqualTo(VipViState.CONNECTED);
         VipVi s2 = Vipl.createVi(b.nic, rd(b), null, null);
         assertThat(Vipl.connectAccept(h, s2)).isEqualTo(VipReturn.SUCCESS);
-        assertThat(request.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(await(request)).isEqualTo(VipReturn.SUCCESS);
         assertThat(Vipl.queryVi(s2).state()).isEqualTo(VipViState.CONNECTED);
         assertThat(Vipl.connectAccept(h, s2)).as("consumed now").isEqualTo(VipReturn.INVALID_PARAMETER);
         // each connection carries its own traffic
@@ -434,7 +434,7 @@ class ViplRulesDeviceTest extends ViplTwoHosts {
             assertThat(out.address()).isEqualTo(b.desc(10 + i).address());
             assertThat(b.data.get(ValueLayout.JAVA_INT, 8L * (10 + i))).isEqualTo(10 + i);
         }
-        sender.get(WAIT, TimeUnit.MILLISECONDS);
+        await(sender);
         assertThat(cq.entryCount()).isEqualTo(2048);
         assertThat(Vipl.cqDone(cq, e)).isEqualTo(VipReturn.NOT_DONE);
         teardown(c, s);
@@ -501,7 +501,7 @@ class ViplRulesDeviceTest extends ViplTwoHosts {
         });
         threadA.get(90, TimeUnit.SECONDS);
         threadB.get(90, TimeUnit.SECONDS);
-        sender.get(WAIT, TimeUnit.MILLISECONDS);
+        await(sender);
         assertThat(duplicates).hasValue(0);
         assertThat(dequeued).hasSize(n);
         for (int i = 0; i < n; i++) {
@@ -679,7 +679,7 @@ class ViplRulesDeviceTest extends ViplTwoHosts {
         VipVi s = Vipl.createVi(b.nic, rd(b), null, null);
         Future<VipReturn> accepted = pool.submit(() -> Vipl.connectAccept(Vipl.connectWait(b.nic, b.addr(disc), WAIT), s));
         assertThat(Vipl.connectRequest(c, a.addr(new byte[]{1}), remote, WAIT)).isEqualTo(VipReturn.SUCCESS);
-        assertThat(accepted.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(await(accepted)).isEqualTo(VipReturn.SUCCESS);
         teardown(c, s);
         assertThat(Vipl.nsShutdown(a.nic)).isEqualTo(VipReturn.SUCCESS);
     }

@@ -169,11 +169,11 @@ class ViplSafetyDeviceTest extends ViplTwoHosts {
             Thread.sleep(ThreadLocalRandom.current().nextInt(0, 150));
             assertThat(Vipl.disconnect(c)).isEqualTo(VipReturn.SUCCESS);
             VipReturn destroyed = Vipl.destroyVi(c);
-            VipReturn rc = request.get(WAIT, TimeUnit.MILLISECONDS);
+            VipReturn rc = await(request);
             outcomes.add(rc);
             assertThat(rc).isIn(VipReturn.SUCCESS, VipReturn.INVALID_STATE, VipReturn.INVALID_PARAMETER, VipReturn.ERROR_RESOURCE,
                     VipReturn.TIMEOUT, VipReturn.REJECT, VipReturn.NOT_REACHABLE);
-            server.get(WAIT, TimeUnit.MILLISECONDS);
+            await(server);
             if (destroyed != VipReturn.SUCCESS) {
                 // the request got through after the disconnect (or the disconnect found the VI Idle, before it started)
                 assertThat(destroyed).isIn(VipReturn.ERROR_RESOURCE);
@@ -236,8 +236,8 @@ class ViplSafetyDeviceTest extends ViplTwoHosts {
                 Thread.sleep(ThreadLocalRandom.current().nextInt(0, 60));
                 VipNic victim = round % 2 == 0 ? nicA : nicB;
                 assertThat(Vipl.closeNic(victim)).isEqualTo(VipReturn.SUCCESS);
-                VipReturn rc = request.get(WAIT, TimeUnit.MILLISECONDS);
-                VipReturn sc = server.get(WAIT, TimeUnit.MILLISECONDS);
+                VipReturn rc = await(request);
+                VipReturn sc = await(server);
                 System.out.println("[vipl] VipCloseNic of the " + (victim == nicA ? "client" : "server") + ": request " + rc
                         + ", accept " + sc);
                 assertThat(Vipl.closeNic(victim)).isEqualTo(VipReturn.INVALID_PARAMETER);
@@ -303,10 +303,10 @@ class ViplSafetyDeviceTest extends ViplTwoHosts {
         }
         VipVi c = Vipl.createVi(a.nic, rd(a), null, null);
         Future<VipReturn> request = pool.submit(() -> Vipl.connectRequest(c, a.addr(new byte[]{1}), b.addr(longDisc), WAIT));
-        VipConnHandle h = longWait.get(WAIT, TimeUnit.MILLISECONDS);
+        VipConnHandle h = await(longWait);
         assertThat(Vipl.connectReject(h)).isEqualTo(VipReturn.SUCCESS);
         assertThat(Vipl.connectReject(h)).as("consumed").isEqualTo(VipReturn.INVALID_PARAMETER);
-        assertThat(request.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.REJECT);
+        assertThat(await(request)).isEqualTo(VipReturn.REJECT);
         assertThat(Vipl.destroyVi(c)).isEqualTo(VipReturn.SUCCESS);
     }
 

@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -28,6 +29,7 @@ abstract class ViplTwoHosts {
     static final int DESC_SIZE = 256;
     static final int SEGS = (DESC_SIZE - VipDescriptor.CONTROL_SIZE) / VipDescriptor.SEGMENT_SIZE;
     static final long WAIT = 10_000;
+    private static final String POOL_THREAD = "vipl-test-";
 
     /** One host's NIC, tag, a data region (RDMA enabled) and a descriptor region. */
     static final class Side {
@@ -88,7 +90,7 @@ abstract class ViplTwoHosts {
     @BeforeAll
     static void open() {
         arena = RdmaArena.ofShared();
-        pool = Executors.newCachedThreadPool();
+        pool = Executors.newCachedThreadPool(Thread.ofPlatform().name(POOL_THREAD, 0).factory());
         a = side(TestBed.hostA());
         b = side(TestBed.hostB());
         listen(b.nic, b.address);
@@ -130,6 +132,51 @@ abstract class ViplTwoHosts {
     }
 
     /**
+     * How long {@link #await} waits for a call on {@link #pool} before it calls it hung. The calls
+     * the tests make end within {@link #WAIT} (their own timeouts are shorter); once, with other
+     * VMs busy on the host, two connection attempts cancelled under way did not, and the cause is
+     * not known: {@link #await} says where the pool's threads were when {@link #WAIT} had passed.
+     */
+    static final long HUNG = 60_000;
+
+    /**
+     * The result of {@code f}, a call on {@link #pool}, waiting at most {@link #HUNG}. When it
+     * takes longer than {@link #WAIT}, prints where each of the pool's threads was then, and how
+     * long the call took; when it takes {@link #HUNG}, fails with those stacks.
+     */
+    static <T> T await(Future<T> f) throws Exception {
+        long t0 = System.nanoTime();
+        try {
+            return f.get(WAIT, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            String where = poolThreads();
+            System.out.println("[vipl] a call on the test pool still runs after " + WAIT + " ms; the pool's threads:" + where);
+            try {
+                T result = f.get(HUNG - WAIT, TimeUnit.MILLISECONDS);
+                System.out.printf("[vipl] ... it ended after %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+                return result;
+            } catch (TimeoutException hung) {
+                throw new AssertionError("no result after " + HUNG + " ms; the pool's threads after " + WAIT + " ms:" + where
+                        + "\nand now:" + poolThreads(), hung);
+            }
+        }
+    }
+
+    private static String poolThreads() {
+        StringBuilder where = new StringBuilder();
+        Thread.getAllStackTraces().forEach((t, stack) -> {
+            boolean idle = java.util.Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals("getTask"));
+            if (t.getName().startsWith(POOL_THREAD) && !idle) {
+                where.append("\n  ").append(t.getName()).append(" ").append(t.getState());
+                for (StackTraceElement frame : stack) {
+                    where.append("\n    at ").append(frame);
+                }
+            }
+        });
+        return where.toString();
+    }
+
+    /**
      * Connects {@code client} (host A) to {@code server} (host B) waiting on {@code disc}, checking
      * §12 test 1 on the way: each side receives the other's address and attributes, and both VIs
      * are Connected.
@@ -142,7 +189,7 @@ abstract class ViplTwoHosts {
             return Vipl.connectAccept(h, server);
         });
         assertThat(Vipl.connectRequest(client, a.addr(new byte[]{1}), b.addr(disc), WAIT)).isEqualTo(VipReturn.SUCCESS);
-        assertThat(accepted.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+        assertThat(await(accepted)).isEqualTo(VipReturn.SUCCESS);
         assertThat(client.remoteAttributes()).isEqualTo(withoutTag(server.attributes()));
         assertThat(server.remoteAttributes()).isEqualTo(withoutTag(client.attributes()));
         assertThat(Vipl.queryVi(client).state()).isEqualTo(VipViState.CONNECTED);

@@ -110,7 +110,7 @@ class ViplVirtualThreadWaitsDeviceTest extends ViplTwoHosts {
                     () -> Vipl.connectRequest(client, a.addr(new byte[]{1}), b.addr(disc), WAIT));
             assertThat(waits.virtualOutcomes()).containsExactly("returned a request");
             assertThat(Vipl.connectAccept(request.get(), server)).isEqualTo(VipReturn.SUCCESS);
-            assertThat(requested.get(WAIT, TimeUnit.MILLISECONDS)).isEqualTo(VipReturn.SUCCESS);
+            assertThat(await(requested)).isEqualTo(VipReturn.SUCCESS);
             waits.assertNonePinned();
         }
         VipDescriptor r = b.desc(90).sendReceive(0).addData(b.data.asSlice(0, 64), b.dataH);
