@@ -28,7 +28,8 @@ import java.util.regex.Pattern;
  * one dynamic test here. Ends with the line {@code misuse suite: N cases, N passed, N JVM crashes,
  * N hangs}.
  *
- * <p>Each child's directory under {@code target/misuse-suite} keeps its case list, its standard
+ * <p>Each child's directory under {@code target/misuse-suite} (the name: {@code
+ * verbs4j.misuse.out}, for runs side by side) keeps its case list, its standard
  * error (each case's name and how the library refused it), a crash report and a thread dump taken
  * at a hang. System properties: {@code verbs4j.misuse.filter} (a regular expression the case names
  * must contain), {@code verbs4j.misuse.timeout} (seconds per case, default 20), {@code
@@ -111,7 +112,7 @@ class MisuseSuiteDeviceTest {
         try {
             Path classes = Path.of(MisuseSuiteDeviceTest.class.getProtectionDomain().getCodeSource().getLocation().toURI());
             dir = Files.isDirectory(classes) && classes.getParent() != null
-                    ? classes.getParent().resolve("misuse-suite")
+                    ? classes.getParent().resolve(System.getProperty("verbs4j.misuse.out", "misuse-suite"))
                     : Files.createTempDirectory("misuse-suite");
         } catch (URISyntaxException | RuntimeException e) {
             dir = Files.createTempDirectory("misuse-suite");
