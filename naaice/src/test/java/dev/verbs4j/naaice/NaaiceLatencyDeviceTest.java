@@ -2,6 +2,7 @@ package dev.verbs4j.naaice;
 
 import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
+import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -236,8 +237,7 @@ class NaaiceLatencyDeviceTest {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (System.nanoTime() < deadline) {
             assertThat(server.isAlive()).as("the C NAAICE server runs").isTrue();
-            if (dev.verbs4j.verbs.ToolRunner.cmListening(runOk(List.of("rdma", "res", "show", "cm_id"), WAIT), PORT,
-                    dev.verbs4j.verbs.ToolRunner.rdmaDevices())) {
+            if (ToolRunner.cmListening(runOk(List.of("rdma", "res", "show", "cm_id"), WAIT), PORT, ToolRunner.rdmaDevices())) {
                 return;
             }
             Thread.sleep(100);

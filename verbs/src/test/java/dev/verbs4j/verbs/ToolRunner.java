@@ -145,10 +145,7 @@ public final class ToolRunner {
                     rc = status.get(limit.toMillis(), TimeUnit.MILLISECONDS);
                 } catch (TimeoutException e) {
                     // where the side was stuck, for the report
-                    StringBuilder where = new StringBuilder();
-                    for (StackTraceElement f : t.getStackTrace()) {
-                        where.append("\n    at ").append(f);
-                    }
+                    String where = stack(t.getStackTrace());
                     stop();
                     throw new AssertionError(who + " (" + String.join(" ", args) + ") did not finish in " + limit
                             + "; so far: " + out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8)
@@ -295,6 +292,15 @@ public final class ToolRunner {
             }
         }
         return !on.isEmpty() && (!wildcard || on.containsAll(devices));
+    }
+
+    /** {@code frames} as a report shows a thread's stack: one {@code "\n    at FRAME"} per frame. */
+    public static String stack(StackTraceElement[] frames) {
+        StringBuilder where = new StringBuilder();
+        for (StackTraceElement f : frames) {
+            where.append("\n    at ").append(f);
+        }
+        return where.toString();
     }
 
     /** The RDMA devices of this machine ({@code /sys/class/infiniband}). */

@@ -2,11 +2,13 @@ package dev.verbs4j.vipl;
 
 import dev.verbs4j.verbs.RdmaArena;
 import dev.verbs4j.verbs.TestBed;
+import dev.verbs4j.verbs.ToolRunner;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
@@ -165,12 +167,9 @@ abstract class ViplTwoHosts {
     private static String poolThreads() {
         StringBuilder where = new StringBuilder();
         Thread.getAllStackTraces().forEach((t, stack) -> {
-            boolean idle = java.util.Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals("getTask"));
+            boolean idle = Arrays.stream(stack).anyMatch(f -> f.getMethodName().equals("getTask"));
             if (t.getName().startsWith(POOL_THREAD) && !idle) {
-                where.append("\n  ").append(t.getName()).append(" ").append(t.getState());
-                for (StackTraceElement frame : stack) {
-                    where.append("\n    at ").append(frame);
-                }
+                where.append("\n  ").append(t.getName()).append(" ").append(t.getState()).append(ToolRunner.stack(stack));
             }
         });
         return where.toString();

@@ -6,8 +6,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -106,8 +105,7 @@ class ViplVirtualThreadWaitsDeviceTest extends ViplTwoHosts {
         })) {
             waits.awaitParked();
             waits.assertCarriersFree();
-            CompletableFuture<VipReturn> requested = CompletableFuture.supplyAsync(
-                    () -> Vipl.connectRequest(client, a.addr(new byte[]{1}), b.addr(disc), WAIT));
+            Future<VipReturn> requested = pool.submit(() -> Vipl.connectRequest(client, a.addr(new byte[]{1}), b.addr(disc), WAIT));
             assertThat(waits.virtualOutcomes()).containsExactly("returned a request");
             assertThat(Vipl.connectAccept(request.get(), server)).isEqualTo(VipReturn.SUCCESS);
             assertThat(await(requested)).isEqualTo(VipReturn.SUCCESS);
