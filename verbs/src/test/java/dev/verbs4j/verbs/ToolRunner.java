@@ -185,9 +185,10 @@ public final class ToolRunner {
             public Run await() throws Exception {
                 try {
                     if (!p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS)) {
+                        String where = processStacks(p.pid());
                         stop();
                         throw new AssertionError(who + " (" + String.join(" ", cmd) + ") did not finish in " + limit
-                                + "; so far: " + read(outFile) + read(errFile));
+                                + "; so far: " + read(outFile) + read(errFile) + "\n  where it waited:" + where);
                     }
                     return new Run(who, p.exitValue(), lines(read(outFile)), lines(read(errFile)));
                 } finally {
@@ -299,6 +300,45 @@ public final class ToolRunner {
         StringBuilder where = new StringBuilder();
         for (StackTraceElement f : frames) {
             where.append("\n    at ").append(f);
+        }
+        return where.toString();
+    }
+
+    /**
+     * Where a hung process waits, for the report: each thread's kernel stack (readable as root, as
+     * in the VM) and, if gdb is there, its user-space frames (exported symbols only).
+     */
+    static String processStacks(long pid) {
+        StringBuilder where = new StringBuilder();
+        File[] tasks = new File("/proc/" + pid + "/task").listFiles();
+        for (File t : tasks == null ? new File[0] : tasks) {
+            where.append("\n    thread ").append(t.getName()).append(' ').append(read(t.toPath().resolve("comm")).strip())
+                    .append(" in ").append(read(t.toPath().resolve("wchan")).strip());
+            for (String l : lines(read(t.toPath().resolve("stack")))) {
+                where.append("\n      ").append(l);
+            }
+        }
+        try {
+            Path out = Files.createTempFile("gdb", ".out");
+            try {
+                Process gdb = new ProcessBuilder("gdb", "-p", String.valueOf(pid), "-batch", "-nx",
+                        "-ex", "thread apply all bt 20").redirectErrorStream(true).redirectOutput(out.toFile())
+                        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+                if (!gdb.waitFor(60, TimeUnit.SECONDS)) {
+                    gdb.destroyForcibly();
+                }
+                for (String l : lines(read(out))) {
+                    if (l.startsWith("#") || l.startsWith("Thread ")) {
+                        where.append("\n    ").append(l);
+                    }
+                }
+            } finally {
+                Files.deleteIfExists(out);
+            }
+        } catch (IOException e) {
+            where.append("\n    (no gdb: ").append(e.getMessage()).append(')');
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         return where.toString();
     }

@@ -1,0 +1,31 @@
+package dev.verbs4j.verbs;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What the device tests report of a C side that did not finish: where each of its threads waited. */
+class ProcessStacksTest {
+
+    @Test
+    void namesEachThreadAndWhereItWaits() throws Exception {
+        Process p = new ProcessBuilder("sleep", "60").start();
+        try {
+            String where = ToolRunner.processStacks(p.pid());
+            // the kernel's wait channel of a sleeping process (its stack needs root, gdb may be refused)
+            assertThat(where).contains("thread " + p.pid() + " sleep in ");
+            assertThat(where.lines().filter(l -> l.startsWith("    thread ")).count()).isEqualTo(1);
+        } finally {
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void aGoneProcessHasNoThreads() throws Exception {
+        Process p = new ProcessBuilder("true").start();
+        p.waitFor(10, TimeUnit.SECONDS);
+        assertThat(ToolRunner.processStacks(p.pid())).doesNotContain("thread ");
+    }
+}
