@@ -52,8 +52,18 @@ final class Endpoint implements AutoCloseable {
             this.refusal = refusal;
         }
 
-        /** This side refused the peer, for the reason given. */
-        static Failure refusal(String reason) {
+        /**
+         * This side refused the peer for {@code reason}, once {@code refusalSent} has waited for the send of the
+         * refusal. That send may end flushed rather than done: the client reads the refusal and
+         * disconnects, and the disconnect can reach this side before the acknowledgement of the
+         * send does. Either way the refusal is what ends the run.
+         */
+        static Failure refusal(String reason, Runnable refusalSent) {
+            try {
+                refusalSent.run();
+            } catch (Failure flushed) {
+                // the client has left, after the refusal or without it: nothing more to tell it
+            }
             return new Failure("refused the client: " + reason, true);
         }
     }

@@ -90,8 +90,7 @@ public final class ViplBw {
             plan = Plan.read(planBuf, d.length(), Plan.BW);
         } catch (IllegalArgumentException ex) {
             s.control(Endpoint.NACK, 0);
-            s.drain();
-            throw Endpoint.Failure.refusal(ex.getMessage());
+            throw Endpoint.Failure.refusal(ex.getMessage(), s::drain);
         }
         int w = plan.window();
         int max = plan.maxSize();

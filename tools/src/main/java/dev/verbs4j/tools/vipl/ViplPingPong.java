@@ -53,8 +53,7 @@ public final class ViplPingPong {
         } catch (IllegalArgumentException ex) {
             Endpoint.putControl(ctl, 0, Endpoint.NACK, 0);
             e.post(false, send, ctl, ctlH, 0, 16);
-            e.await(false, "the refusal");
-            throw Endpoint.Failure.refusal(ex.getMessage());
+            throw Endpoint.Failure.refusal(ex.getMessage(), () -> e.await(false, "the refusal"));
         }
         e.post(true, recv[at], buf, bufH, (long) at * max, max);
         Endpoint.putControl(ctl, 0, Endpoint.ACK, 0);
