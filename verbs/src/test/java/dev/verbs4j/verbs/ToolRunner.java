@@ -324,7 +324,7 @@ public final class ToolRunner {
                 Process gdb = new ProcessBuilder("gdb", "-p", String.valueOf(pid), "-batch", "-nx",
                         "-ex", "thread apply all bt 20").redirectErrorStream(true).redirectOutput(out.toFile())
                         .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
-                if (!gdb.waitFor(60, TimeUnit.SECONDS)) {
+                if (!gdb.waitFor(20, TimeUnit.SECONDS)) {
                     gdb.destroyForcibly();
                 }
                 for (String l : lines(read(out))) {
