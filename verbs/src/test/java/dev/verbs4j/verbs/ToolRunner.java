@@ -324,13 +324,17 @@ public final class ToolRunner {
                 Process gdb = new ProcessBuilder("gdb", "-p", String.valueOf(pid), "-batch", "-nx",
                         "-ex", "thread apply all bt 20").redirectErrorStream(true).redirectOutput(out.toFile())
                         .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
-                if (!gdb.waitFor(20, TimeUnit.SECONDS)) {
+                boolean ended = gdb.waitFor(20, TimeUnit.SECONDS);
+                if (!ended) {
                     gdb.destroyForcibly();
                 }
-                for (String l : lines(read(out))) {
-                    if (l.startsWith("#") || l.startsWith("Thread ")) {
-                        where.append("\n    ").append(l);
-                    }
+                List<String> said = lines(read(out));
+                List<String> frames = said.stream().filter(l -> l.startsWith("#") || l.startsWith("Thread ")).toList();
+                frames.forEach(l -> where.append("\n    ").append(l));
+                if (frames.isEmpty()) {
+                    // why there are none: gdb's own last words, or its time ran out
+                    where.append("\n    (gdb: no frames").append(ended ? "; it said: " + String.join(" / ", said.subList(
+                            Math.max(0, said.size() - 3), said.size())) : " within 20 s").append(')');
                 }
             } finally {
                 Files.deleteIfExists(out);
