@@ -6,5 +6,6 @@ module dev.verbs4j.verbs {
     requires dev.verbs4j.bindings;
 
     exports dev.verbs4j.verbs;
+    exports dev.verbs4j.verbs.event;
     exports dev.verbs4j.verbs.internal to dev.verbs4j.rdmacm;
 }

@@ -13,7 +13,7 @@ import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.Gid;
 import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.VerbsException;
-import dev.verbs4j.verbs.internal.FdWaiter;
+import dev.verbs4j.verbs.event.DescriptorWaiter;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Library;
@@ -46,7 +46,7 @@ public final class EventChannel extends NativeResource {
     private final MemorySegment channel;
     private final int fd;
     /** The threads sleeping on {@link #fd}: {@link #destroy} wakes them and waits until they have left. */
-    private final FdWaiter waiter;
+    private final DescriptorWaiter waiter;
     /**
      * The ids whose native object names this channel, from their creation (or migration here)
      * until {@code rdma_destroy_id} returned (or they migrated away): {@link #destroy} waits
@@ -71,7 +71,7 @@ public final class EventChannel extends NativeResource {
         this.fd = rdma_event_channel.fd(channel);
         try {
             Libc.setNonBlocking(fd, true);
-            this.waiter = new FdWaiter(fd);
+            this.waiter = new DescriptorWaiter(fd);
         } catch (RuntimeException e) {
             Cma.callVoid(Cma.DESTROY_EVENT_CHANNEL, channel);
             throw e;
@@ -174,7 +174,7 @@ public final class EventChannel extends NativeResource {
                     }
                     if (rc < 0) {
                         int errno = Native.errno(capture);
-                        if (FdWaiter.nonePending(errno == 0 ? Errno.EINVAL : errno, "rdma_get_cm_event", describe())) {
+                        if (DescriptorWaiter.nonePending(errno == 0 ? Errno.EINVAL : errno, "rdma_get_cm_event", describe())) {
                             return null;
                         }
                     }

@@ -21,7 +21,7 @@ import dev.verbs4j.verbs.WcStatus;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 import dev.verbs4j.verbs.internal.Libc;
-import dev.verbs4j.verbs.internal.ReadinessPoller;
+import dev.verbs4j.verbs.event.Readiness;
 
 import java.io.InterruptedIOException;
 import java.lang.foreign.MemorySegment;
@@ -239,7 +239,7 @@ public final class RdmaConnection implements AutoCloseable {
     private boolean closing;
     private boolean released;
     private boolean pollerActive;
-    /** A caller sleeps on the connection's fds (ReadinessPoller): the others leave the channels and the queue to it. */
+    /** A caller sleeps on the connection's fds (Readiness): the others leave the channels and the queue to it. */
     private boolean pollerSleeping;
     private int callers;
     private byte[] peerPrivateData = new byte[0];
@@ -252,7 +252,7 @@ public final class RdmaConnection implements AutoCloseable {
     /** Completions of futures decided under the lock, run after it is released (guarded by {@link #lock}). */
     private List<Runnable> deliveries = new ArrayList<>();
     /** The poller's watch on the connection's fds while futures wait and no caller sleeps on them. */
-    private ReadinessPoller.Watch watch;
+    private Readiness.Watch watch;
     private boolean serving;
     /** Buffer operations not posted yet (no free operation slot, or no credit), oldest first (guarded by {@link #lock}). */
     private final ArrayDeque<AsyncOp<Void>> waitingOps = new ArrayDeque<>();
@@ -1619,7 +1619,7 @@ public final class RdmaConnection implements AutoCloseable {
                 }
                 if (takeNews() == 0) {
                     if (watch == null) {
-                        watch = ReadinessPoller.whenReadable(fds, this::onReadable);
+                        watch = Readiness.whenReadable(fds, this::onReadable);
                     }
                     return;
                 }
@@ -1950,7 +1950,7 @@ public final class RdmaConnection implements AutoCloseable {
 
     /**
      * Waits until something may have changed or {@code deadline} passes (false). One caller
-     * arms the completion queue, takes what is already there, and sleeps (ReadinessPoller: poll, or a parked virtual thread) on the
+     * arms the completion queue, takes what is already there, and sleeps (Readiness: poll, or a parked virtual thread) on the
      * completion channel, the event channel and the wake-up fd; the others wait on the condition
      * until it is done (and meanwhile do not take events or completions, see {@link #progress}).
      */
@@ -1976,7 +1976,7 @@ public final class RdmaConnection implements AutoCloseable {
                 pollerSleeping = true;
                 unlockAndDeliver();
                 try {
-                    ReadinessPoller.awaitReadable(watched, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
+                    Readiness.awaitReadable(watched, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
                 } finally {
                     lock.lock();
                     pollerSleeping = false;

@@ -11,7 +11,7 @@ import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SharedReceiveQueue;
 import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.WorkCompletions;
-import dev.verbs4j.verbs.internal.ReadinessPoller;
+import dev.verbs4j.verbs.event.Readiness;
 
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
@@ -136,7 +136,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
     private final Set<RdmaConnection> members = new LinkedHashSet<>();
     /** Held while the completion queue is polled and its completions handed out, and by close before it frees the queue. */
     private final ReentrantLock pollLock = new ReentrantLock();
-    private ReadinessPoller.Watch watch;
+    private Readiness.Watch watch;
     private boolean closed;
     private long dispatched;
 
@@ -475,7 +475,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
     /** Arms the queue and has the poller watch the channel (under {@link #lock}). */
     private void arm() {
         if (!closed) {
-            watch = ReadinessPoller.whenReadable(new int[]{channel.fd()}, this::onReadable);
+            watch = Readiness.whenReadable(new int[]{channel.fd()}, this::onReadable);
         }
     }
 

@@ -2,7 +2,7 @@ package dev.verbs4j.verbs;
 
 import dev.verbs4j.bindings.ibv_comp_channel;
 import dev.verbs4j.bindings.rdma_core_h;
-import dev.verbs4j.verbs.internal.FdWaiter;
+import dev.verbs4j.verbs.event.DescriptorWaiter;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Native;
@@ -30,7 +30,7 @@ public final class CompletionChannel extends NativeResource {
     private final Context context;
     private final MemorySegment channel;
     private final int fd;
-    private final FdWaiter waiter;
+    private final DescriptorWaiter waiter;
     private final ReentrantLock eventLock = new ReentrantLock();
     /** The queues that signal here and their native addresses, the first {@link #queueCount}: under {@link #eventLock}. */
     private CompletionQueue[] queues = new CompletionQueue[2];
@@ -55,7 +55,7 @@ public final class CompletionChannel extends NativeResource {
                     ibv_comp_channel.sizeof(), context.handle());
             this.fd = ibv_comp_channel.fd(channel);
             Libc.setNonBlocking(fd, true);
-            this.waiter = new FdWaiter(fd);
+            this.waiter = new DescriptorWaiter(fd);
             attach();
         }
     }
@@ -91,7 +91,7 @@ public final class CompletionChannel extends NativeResource {
                     } catch (Throwable t) {
                         throw Ibv.unchecked(t);
                     }
-                    if (rc != 0 && FdWaiter.nonePending(Native.errno(capture), "ibv_get_cq_event", context.name())) {
+                    if (rc != 0 && DescriptorWaiter.nonePending(Native.errno(capture), "ibv_get_cq_event", context.name())) {
                         return null;
                     }
                     long cqAddress = cqOut.get(ValueLayout.JAVA_LONG, 0);

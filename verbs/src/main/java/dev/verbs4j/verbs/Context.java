@@ -10,7 +10,7 @@ import dev.verbs4j.bindings.verbs_context;
 import dev.verbs4j.bindings.ibv_async_event;
 import dev.verbs4j.bindings.ibv_qp;
 import dev.verbs4j.verbs.internal.ExtendedOps;
-import dev.verbs4j.verbs.internal.FdWaiter;
+import dev.verbs4j.verbs.event.DescriptorWaiter;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Library;
 import dev.verbs4j.verbs.internal.Ibv;
@@ -45,7 +45,7 @@ public final class Context extends NativeResource {
     private final Device device;
     private final MemorySegment context;
     private final Map<Long, NativeResource> objects = new ConcurrentHashMap<>();
-    private final FdWaiter asyncWaiter;
+    private final DescriptorWaiter asyncWaiter;
 
     private final boolean owned;
 
@@ -55,7 +55,7 @@ public final class Context extends NativeResource {
         this.owned = owned;
         this.context = context;
         Libc.setNonBlocking(ibv_context.async_fd(context), true);
-        this.asyncWaiter = new FdWaiter(ibv_context.async_fd(context));
+        this.asyncWaiter = new DescriptorWaiter(ibv_context.async_fd(context));
     }
 
     /**
@@ -329,7 +329,7 @@ public final class Context extends NativeResource {
             } catch (Throwable t) {
                 throw Ibv.unchecked(t);
             }
-            if (rc != 0 && FdWaiter.nonePending(Native.errno(capture), "ibv_get_async_event", name())) {
+            if (rc != 0 && DescriptorWaiter.nonePending(Native.errno(capture), "ibv_get_async_event", name())) {
                 return null;
             }
             // acknowledged whatever happens: destroying the object it names waits for it

@@ -12,7 +12,7 @@ import java.lang.invoke.MethodHandle;
 /**
  * The few C library calls the verbs layer needs to wait with a timeout and to wake waiters:
  * {@code poll}, {@code eventfd}, {@code read}, {@code write}, {@code close}, {@code fcntl}, and
- * the three {@code epoll} calls of the {@link ReadinessPoller}; and {@code mmap}/{@code munmap}
+ * the three {@code epoll} calls of the {@link dev.verbs4j.verbs.event.Readiness}; and {@code mmap}/{@code munmap}
  * for memory in huge pages.
  */
 public final class Libc {
@@ -39,7 +39,7 @@ public final class Libc {
     private static final MethodHandle CLOSE = Native.downcallWithErrno(symbol("close"),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
 
-    /** The {@link ReadinessPoller}'s calls, bound when a virtual thread first waits. */
+    /** The {@link dev.verbs4j.verbs.event.Readiness}'s calls, bound when a virtual thread first waits. */
     private static final class Epoll {
         static final MethodHandle EPOLL_CREATE1 = Native.downcallWithErrno(symbol("epoll_create1"),
                 FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));

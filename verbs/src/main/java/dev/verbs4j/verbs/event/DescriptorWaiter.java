@@ -1,7 +1,8 @@
-package dev.verbs4j.verbs.internal;
+package dev.verbs4j.verbs.event;
 
 import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.VerbsException;
+import dev.verbs4j.verbs.internal.Libc;
 
 import java.time.Duration;
 import java.util.concurrent.locks.Condition;
@@ -12,12 +13,12 @@ import java.util.function.Supplier;
  * Sleeping until a non-blocking file descriptor (a completion channel's, a context's async event
  * descriptor, a connection manager channel's) is readable, with a timeout, and waking every
  * sleeper when its owner closes: the descriptor and an eventfd of its own, watched through {@link
- * ReadinessPoller#awaitReadable} ({@code poll(2)} on a platform thread; a virtual thread parks).
+ * Readiness#awaitReadable} ({@code poll(2)} on a platform thread; a virtual thread parks).
  * Sleepers are counted, so that {@link #close} returns only once every one has left and no
  * thread polls a descriptor that is being closed. Owns the eventfd, which {@link #close} closes;
  * the watched descriptor belongs to the caller.
  */
-public final class FdWaiter {
+public final class DescriptorWaiter {
 
     private final int wakeFd;
     private final int[] pollFds;
@@ -32,7 +33,7 @@ public final class FdWaiter {
     private boolean closed;
 
     /** A waiter on {@code fd}, which the caller keeps open until {@link #close} has returned. */
-    public FdWaiter(int fd) {
+    public DescriptorWaiter(int fd) {
         this.wakeFd = Libc.eventfd();
         this.pollFds = new int[]{fd, wakeFd};
     }
@@ -85,7 +86,7 @@ public final class FdWaiter {
         try {
             // a wake-up that came before the count went up is seen here; one after it is seen by poll
             if (!woken) {
-                ReadinessPoller.awaitReadable(pollFds, timeoutMillis);
+                Readiness.awaitReadable(pollFds, timeoutMillis);
             }
         } finally {
             lock.lock();

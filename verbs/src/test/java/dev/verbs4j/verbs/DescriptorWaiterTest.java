@@ -1,6 +1,6 @@
 package dev.verbs4j.verbs;
 
-import dev.verbs4j.verbs.internal.FdWaiter;
+import dev.verbs4j.verbs.event.DescriptorWaiter;
 import dev.verbs4j.verbs.internal.Libc;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,15 +18,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The descriptor wait behind the completion channel, the async events and the CM event channel, on an eventfd. */
 @Timeout(30)
-class FdWaiterTest {
+class DescriptorWaiterTest {
 
     private int fd;
-    private FdWaiter waiter;
+    private DescriptorWaiter waiter;
 
     @BeforeEach
     void open() {
         fd = Libc.eventfd();
-        waiter = new FdWaiter(fd);
+        waiter = new DescriptorWaiter(fd);
     }
 
     @AfterEach

@@ -1,8 +1,8 @@
 package dev.verbs4j.verbs;
 
-import dev.verbs4j.verbs.internal.FdWaiter;
+import dev.verbs4j.verbs.event.DescriptorWaiter;
 import dev.verbs4j.verbs.internal.Libc;
-import dev.verbs4j.verbs.internal.ReadinessPoller;
+import dev.verbs4j.verbs.event.Readiness;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingStream;
 import org.junit.jupiter.api.Test;
@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * device) park without holding a carrier and are woken by the poller thread.
  */
 @Timeout(60)
-class ReadinessPollerTest {
+class ReadinessTest {
 
     /** Runs {@code body} on a new virtual thread and returns its result. */
     private static <T> CompletableFuture<T> virtual(java.util.concurrent.Callable<T> body) {
@@ -61,7 +61,7 @@ class ReadinessPollerTest {
             List<Thread> waiting = new CopyOnWriteArrayList<>();
             CompletableFuture<Integer> index = virtual(() -> {
                 waiting.add(Thread.currentThread());
-                return ReadinessPoller.awaitReadable(new int[]{a, b}, -1);
+                return Readiness.awaitReadable(new int[]{a, b}, -1);
             });
             awaitParked(waiting, 1);
             assertThat(index).isNotDone();
@@ -78,12 +78,12 @@ class ReadinessPollerTest {
         int fd = Libc.eventfd();
         try {
             long start = System.nanoTime();
-            assertThat(virtual(() -> ReadinessPoller.awaitReadable(new int[]{fd}, 150)).get(10, TimeUnit.SECONDS))
+            assertThat(virtual(() -> Readiness.awaitReadable(new int[]{fd}, 150)).get(10, TimeUnit.SECONDS))
                     .isEqualTo(-1);
             assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(150));
             // the registration is gone: the descriptor can be registered again and fires
             Libc.signal(fd);
-            assertThat(virtual(() -> ReadinessPoller.awaitReadable(new int[]{fd}, 10_000)).get(10, TimeUnit.SECONDS))
+            assertThat(virtual(() -> Readiness.awaitReadable(new int[]{fd}, 10_000)).get(10, TimeUnit.SECONDS))
                     .isZero();
         } finally {
             Libc.close(fd);
@@ -99,7 +99,7 @@ class ReadinessPollerTest {
             for (int i = 0; i < 5; i++) {
                 results.add(virtual(() -> {
                     waiting.add(Thread.currentThread());
-                    return ReadinessPoller.awaitReadable(new int[]{fd}, 30_000);
+                    return Readiness.awaitReadable(new int[]{fd}, 30_000);
                 }));
             }
             awaitParked(waiting, 5);
@@ -119,7 +119,7 @@ class ReadinessPollerTest {
             List<Thread> waiting = new CopyOnWriteArrayList<>();
             CompletableFuture<Boolean> interrupted = virtual(() -> {
                 waiting.add(Thread.currentThread());
-                int ready = ReadinessPoller.awaitReadable(new int[]{fd}, 30_000);
+                int ready = Readiness.awaitReadable(new int[]{fd}, 30_000);
                 assertThat(ready).isZero();
                 return Thread.currentThread().isInterrupted();
             });
@@ -140,7 +140,7 @@ class ReadinessPollerTest {
         try {
             CompletableFuture<Boolean> ran = new CompletableFuture<>();
             AtomicInteger runs = new AtomicInteger();
-            ReadinessPoller.Watch watch = ReadinessPoller.whenReadable(new int[]{a, b}, () -> {
+            Readiness.Watch watch = Readiness.whenReadable(new int[]{a, b}, () -> {
                 runs.incrementAndGet();
                 ran.complete(Thread.currentThread().isVirtual());
             });
@@ -152,11 +152,11 @@ class ReadinessPollerTest {
             AtomicInteger cancelledRuns = new AtomicInteger();
             int c = Libc.eventfd();
             try {
-                ReadinessPoller.Watch cancelled = ReadinessPoller.whenReadable(new int[]{c}, cancelledRuns::incrementAndGet);
+                Readiness.Watch cancelled = Readiness.whenReadable(new int[]{c}, cancelledRuns::incrementAndGet);
                 assertThat(cancelled.cancel()).isTrue();
                 Libc.signal(c);
                 // the descriptor is out of the set: a thread waiting on it now is woken, the task is not run
-                assertThat(virtual(() -> ReadinessPoller.awaitReadable(new int[]{c}, 10_000)).get(10, TimeUnit.SECONDS))
+                assertThat(virtual(() -> Readiness.awaitReadable(new int[]{c}, 10_000)).get(10, TimeUnit.SECONDS))
                         .isZero();
             } finally {
                 Libc.close(c);
@@ -171,7 +171,7 @@ class ReadinessPollerTest {
     }
 
     /**
-     * A thousand virtual threads wait in FdWaiter (the completion and event channels' wait) at
+     * A thousand virtual threads wait in DescriptorWaiter (the completion and event channels' wait) at
      * once: no carrier is pinned (JFR reports no jdk.VirtualThreadPinned), the JVM's thread count
      * does not grow with them; half are woken by their descriptor, half by closing their waiter
      * (whose owner then refuses the next attempt, as a closed channel does).
@@ -180,7 +180,7 @@ class ReadinessPollerTest {
     void aThousandVirtualThreadsWaitWithoutPinningAndAreWokenByTheirDescriptorOrByClose() throws Exception {
         int n = 1000;
         int[] fds = new int[n];
-        FdWaiter[] waiters = new FdWaiter[n];
+        DescriptorWaiter[] waiters = new DescriptorWaiter[n];
         AtomicIntegerArray state = new AtomicIntegerArray(n); // 1: readable, 2: closed
         List<RecordedEvent> pinned = new CopyOnWriteArrayList<>();
         AtomicInteger events = new AtomicInteger();
@@ -199,7 +199,7 @@ class ReadinessPollerTest {
             for (int i = 0; i < n; i++) {
                 int k = i;
                 fds[k] = Libc.eventfd();
-                waiters[k] = new FdWaiter(fds[k]);
+                waiters[k] = new DescriptorWaiter(fds[k]);
                 Thread.ofVirtual().start(() -> {
                     waiting.add(Thread.currentThread());
                     try {

@@ -1,6 +1,8 @@
-package dev.verbs4j.verbs.internal;
+package dev.verbs4j.verbs.event;
 
 import dev.verbs4j.verbs.VerbsException;
+import dev.verbs4j.verbs.internal.Libc;
+import dev.verbs4j.verbs.internal.Native;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -27,9 +29,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * descriptor share its registration. Owns the epoll descriptor and the event buffer, which live as
  * long as the JVM.
  */
-public final class ReadinessPoller {
+public final class Readiness {
 
-    private static final System.Logger LOG = System.getLogger(ReadinessPoller.class.getName());
+    private static final System.Logger LOG = System.getLogger(Readiness.class.getName());
     private static final int EPOLLIN = 0x001;
     private static final int EPOLLONESHOT = 1 << 30;
     private static final int EPOLL_CTL_ADD = 1;
@@ -40,7 +42,7 @@ public final class ReadinessPoller {
 
     /** The poller, created with its thread when a virtual thread first waits. */
     private static final class Holder {
-        static final ReadinessPoller INSTANCE = new ReadinessPoller();
+        static final Readiness INSTANCE = new Readiness();
     }
 
     /**
@@ -84,7 +86,7 @@ public final class ReadinessPoller {
     private int generations;
     private volatile long wakeUps;
 
-    private ReadinessPoller() {
+    private Readiness() {
         this.epfd = Libc.epollCreate();
         Thread.ofPlatform().daemon().name("verbs4j-poller").start(this::run);
     }
@@ -114,7 +116,7 @@ public final class ReadinessPoller {
      * open until the task has started or the watch was cancelled.
      */
     public static Watch whenReadable(int[] fds, Runnable task) {
-        ReadinessPoller poller = Holder.INSTANCE;
+        Readiness poller = Holder.INSTANCE;
         Waiter waiter = new Waiter(fds.clone(), task);
         poller.add(waiter);
         return () -> {
