@@ -48,6 +48,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * already sent.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 @Timeout(300)
 class NaaiceCloseDeviceTest {
 

@@ -20,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The Java client against the Java software NAA, across the two test hosts. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_2)
 @Timeout(300)
 class NaaiceDeviceTest {
 

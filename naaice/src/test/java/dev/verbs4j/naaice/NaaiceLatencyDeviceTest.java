@@ -41,6 +41,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * src/test/c/naaice_c_rpc.c}, compiled here with gcc against that library.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_EXTERNAL)
 @Timeout(170)
 class NaaiceLatencyDeviceTest {
 

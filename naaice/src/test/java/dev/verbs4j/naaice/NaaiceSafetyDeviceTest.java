@@ -31,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * client or a server from another thread while it works neither crashes nor frees what is in use.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 @Timeout(240)
 class NaaiceSafetyDeviceTest {
 

@@ -28,6 +28,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * API ({@code rdma_getaddrinfo}, {@code rdma_create_ep}, {@code rdma_get_request}).
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(180)
 class CmApiDeviceTest {
 

@@ -29,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The asynchronous connection manager API, event by event, between the two test hosts. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(120)
 class CmIdDeviceTest {
 

@@ -39,6 +39,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * blocked in synchronous operations; queue pair and id closed at once by two threads.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(240)
 class CmSafetyDeviceTest {
 

@@ -22,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * exception the platform thread gets.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(120)
 class CmVirtualThreadWaitsDeviceTest {
 

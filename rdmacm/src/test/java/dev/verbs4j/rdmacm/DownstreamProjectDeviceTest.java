@@ -24,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * class path with the documented JVM options: an RC SEND/RECV on the loopback device.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(600)
 class DownstreamProjectDeviceTest {
 

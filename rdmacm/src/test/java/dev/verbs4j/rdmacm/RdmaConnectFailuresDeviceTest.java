@@ -15,6 +15,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /** A server that cannot set a connection up rejects it with the reason; a connect that runs out of time names the phase. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(120)
 class RdmaConnectFailuresDeviceTest {
 

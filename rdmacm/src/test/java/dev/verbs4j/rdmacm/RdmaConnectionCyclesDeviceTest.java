@@ -23,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the cycles stop after {@link #BUDGET} and at least {@link #MIN_CYCLES} must have run.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(600)
 class RdmaConnectionCyclesDeviceTest {
 

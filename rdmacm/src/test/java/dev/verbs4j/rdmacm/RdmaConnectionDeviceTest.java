@@ -24,6 +24,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /** The socket-like connection layer between the two test hosts: transfers, end of stream, and prompt, defined failures. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(300)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RdmaConnectionDeviceTest {

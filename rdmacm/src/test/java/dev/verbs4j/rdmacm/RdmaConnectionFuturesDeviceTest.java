@@ -25,6 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and the failures of the blocking calls (peer disconnect, error completion, close).
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(150)
 class RdmaConnectionFuturesDeviceTest {
 

@@ -29,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * capacity refusal; closing a group closes its connections.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(150)
 class RdmaEndpointGroupDeviceTest {
 

@@ -28,6 +28,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * closing the connection or the buffer's arena while operations are outstanding.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(150)
 class RdmaOneSidedDeviceTest {
 

@@ -22,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * stream after DISCONNECTED, or an error) well within its timeout, and never hangs.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(420)
 class RdmaPeerKilledDeviceTest {
 

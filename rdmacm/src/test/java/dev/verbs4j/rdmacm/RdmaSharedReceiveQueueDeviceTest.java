@@ -35,6 +35,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * back by receiver-not-ready, nothing lost or reordered); closing a group with traffic outstanding.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(150)
 class RdmaSharedReceiveQueueDeviceTest {
 

@@ -20,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * woken by a close with the exception a platform thread gets.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(120)
 class RdmaVirtualThreadsDeviceTest {
 

@@ -22,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * setting up the 512 connection ends (the server sets its ends up one after another).
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(240)
 class RdmaVirtualThreadsLoadDeviceTest {
 

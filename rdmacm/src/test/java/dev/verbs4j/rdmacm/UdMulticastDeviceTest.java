@@ -33,6 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** UD over the connection manager (service id lookup, Q_Key and address from the events) and multicast. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(180)
 class UdMulticastDeviceTest {
 

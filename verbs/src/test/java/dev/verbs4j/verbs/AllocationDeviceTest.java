@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The data path allocates nothing: post_send + poll_cq round trips on the loopback device. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class AllocationDeviceTest {
 
     @Test

@@ -12,6 +12,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Waiting for completions: timeouts, events, and waking a waiter by closing. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class CompletionChannelDeviceTest {
 
     @Test

@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Opening, querying and closing real devices. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class ContextDeviceTest {
 
     @Test

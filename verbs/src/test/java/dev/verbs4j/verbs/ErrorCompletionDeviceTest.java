@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Failed work requests end in completions with the status the verbs specify. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class ErrorCompletionDeviceTest {
 
     @Test

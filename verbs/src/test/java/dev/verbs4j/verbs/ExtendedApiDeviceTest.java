@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** ibv_create_qp_ex + ibv_wr_*, and ibv_create_cq_ex + ibv_start_poll/next_poll/end_poll. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class ExtendedApiDeviceTest {
 
     record Seen(long wrId, WcStatus status, WcOpcode opcode, int byteLength) {

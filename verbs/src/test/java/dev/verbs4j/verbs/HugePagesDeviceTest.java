@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** RdmaArena memory in huge pages: registered, written by the device, given back when the arena closes. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class HugePagesDeviceTest {
 
     @Test

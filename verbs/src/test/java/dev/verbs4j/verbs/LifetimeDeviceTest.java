@@ -22,6 +22,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * one that reached freed memory, or hung, before the model.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class LifetimeDeviceTest {
 
     /** Big enough to be mapped on its own: freed, it is unmapped, and a read of it faults. */

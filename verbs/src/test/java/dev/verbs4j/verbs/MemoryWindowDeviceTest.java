@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Memory windows: bind, remote access through the window, invalidation. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class MemoryWindowDeviceTest {
 
     private static final int MR_ACCESS = QpPair.ACCESS | Access.MW_BIND;

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Misuse ends in an exception that says what was wrong, never in a crash. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class MisuseDeviceTest {
 
     @Test

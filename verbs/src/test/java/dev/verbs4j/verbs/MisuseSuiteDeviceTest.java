@@ -37,6 +37,7 @@ import java.util.regex.Pattern;
  * (add cases that fail, crash and hang on purpose, to check the harness).
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_MISUSE)
 class MisuseSuiteDeviceTest {
 
     @TestFactory

@@ -18,6 +18,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * every queue pair attached to the group receives it, a detached one does not.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class MulticastDeviceTest {
 
     /** An IPv4 group mapped into IPv6, as RoCE v2 carries it: {@code ::ffff:239.1.2.3}. */

@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** Every RC opcode and flag, on the loopback device and between the two test hosts. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class RcDataPathDeviceTest {
 
     static Stream<Arguments> topologies() {

@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * its arena does, what Soft-RoCE does not offer, and close order.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class ResourceDeviceTest {
 
     @Test

@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** One shared receive queue feeding several RC queue pairs, and its limit event. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class SharedReceiveQueueDeviceTest {
 
     @Test

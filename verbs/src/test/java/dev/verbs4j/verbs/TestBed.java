@@ -12,6 +12,27 @@ public final class TestBed {
     /** The JUnit tag of tests that need an RDMA device; they run inside bin/softroce. */
     public static final String TAG = "softroce";
 
+    /*
+     * The shards of the device tests: each class tagged TAG carries exactly one of these, and
+     * bin/test runs each shard in a VM of its own (ShardsTest checks both). Shard 1: verbs, RDMA
+     * CM and their tools, VIPL's waits on virtual threads. Shard 2: the NAAICE load test class,
+     * the perftest sweeps and the perftest options that end runs. Shard 3: the other perf, VIPL
+     * and NAAICE classes and their tools. The misuse suite has a shard of its own (bin/test
+     * runs its stress cases and the others in two VMs, each case once). EXTERNAL: needs a
+     * build from outside this repository (named in the class), so bin/test runs it only when
+     * that build is given.
+     */
+    /** Device test shard 1 (see the shards above). */
+    public static final String SHARD_1 = "shard1";
+    /** Device test shard 2. */
+    public static final String SHARD_2 = "shard2";
+    /** Device test shard 3. */
+    public static final String SHARD_3 = "shard3";
+    /** The misuse suite's shard. */
+    public static final String SHARD_MISUSE = "shard-misuse";
+    /** Device tests that need a build from outside this repository. */
+    public static final String SHARD_EXTERNAL = "shard-external";
+
     /**
      * One end of the test bed.
      *

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** UD send and receive through an address handle, and UC send. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class UdDeviceTest {
 
     /** Receive buffers of UD QPs start with 40 bytes of GRH. */

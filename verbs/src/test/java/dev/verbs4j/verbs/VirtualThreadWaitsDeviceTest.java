@@ -16,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * all with the exception the platform thread gets.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(120)
 class VirtualThreadWaitsDeviceTest {
 

@@ -21,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * connection between the two test hosts, measured on the calling thread after a warm-up.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 @Timeout(300)
 class ViplAllocationDeviceTest {
 

@@ -23,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * the rule it checks.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 @Timeout(120)
 class ViplDeviceTest extends ViplTwoHosts {
 

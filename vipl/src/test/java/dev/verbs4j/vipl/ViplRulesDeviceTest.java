@@ -33,6 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and regions that go away while posted. Each test names the §12 test and the rule it checks.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 @Timeout(120)
 class ViplRulesDeviceTest extends ViplTwoHosts {
 

@@ -28,6 +28,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * return codes, never a crash or a hang.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 @Timeout(180)
 class ViplSafetyDeviceTest extends ViplTwoHosts {
 

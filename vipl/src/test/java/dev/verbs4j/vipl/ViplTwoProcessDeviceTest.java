@@ -27,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * disconnect flushes its last posted receive with DESC_FLUSHED. Each side checks its half.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 @Timeout(400)
 class ViplTwoProcessDeviceTest {
 

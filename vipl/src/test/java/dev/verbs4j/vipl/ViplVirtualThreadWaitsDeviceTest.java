@@ -19,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * thread gets; a message, and a connection request, wake a virtual thread.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(150)
 class ViplVirtualThreadWaitsDeviceTest extends ViplTwoHosts {
 

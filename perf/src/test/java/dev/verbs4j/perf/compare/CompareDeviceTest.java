@@ -21,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the CSV without a bound.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 class CompareDeviceTest {
 
     @Test

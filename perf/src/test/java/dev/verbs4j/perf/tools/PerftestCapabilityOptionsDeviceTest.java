@@ -23,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * with the same status and the same messages on stderr.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_2)
 class PerftestCapabilityOptionsDeviceTest {
 
     @BeforeAll

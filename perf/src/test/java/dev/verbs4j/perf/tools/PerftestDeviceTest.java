@@ -50,6 +50,7 @@ import static org.junit.jupiter.params.provider.Arguments.arguments;
  * status), the C side is a process.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 class PerftestDeviceTest {
 
     private static final Duration RUN_LIMIT = Duration.ofSeconds(90);

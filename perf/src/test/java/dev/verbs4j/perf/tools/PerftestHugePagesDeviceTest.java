@@ -21,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * PerftestCapabilityOptionsDeviceTest}.)
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 class PerftestHugePagesDeviceTest {
 
     @BeforeAll

@@ -23,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * iterations end before the server's, whose closing exchange fails.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_2)
 class PerftestMessagesDeviceTest {
 
     private static final Duration LIMIT = Duration.ofSeconds(120);

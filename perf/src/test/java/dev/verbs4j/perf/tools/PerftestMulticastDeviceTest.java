@@ -31,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * perftest ends at its GID type check.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 class PerftestMulticastDeviceTest {
 
     private static final String GROUP_1 = "0:0:0:0:0:0:0:0:0:0:255:255:239:1:1:1";

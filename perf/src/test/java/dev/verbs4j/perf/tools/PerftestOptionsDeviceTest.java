@@ -20,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * -m that is no MTU, the wait before the resources are freed).
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 class PerftestOptionsDeviceTest {
 
     @BeforeAll

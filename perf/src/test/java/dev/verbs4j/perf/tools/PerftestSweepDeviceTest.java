@@ -17,6 +17,7 @@ import java.util.List;
  * Java layout equal to C's. A class of its own so that these long sweeps can run in another VM.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_2)
 class PerftestSweepDeviceTest {
 
     @BeforeAll

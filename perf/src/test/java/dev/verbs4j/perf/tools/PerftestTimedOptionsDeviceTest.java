@@ -26,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * interval on the sides that print, until the run is stopped; with {@code -b} on both sides).
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 class PerftestTimedOptionsDeviceTest {
 
     @BeforeAll

@@ -19,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code --reversed} (the server sends).
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 class PerftestTrafficOptionsDeviceTest {
 
     @BeforeAll

@@ -33,6 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@link AliveCheck#PERIOD_PROPERTY}, set to 1 s here.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_2)
 class PerftestWatchdogDeviceTest {
 
     private static final Duration LIMIT = Duration.ofSeconds(60);

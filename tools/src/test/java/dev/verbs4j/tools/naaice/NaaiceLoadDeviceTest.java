@@ -46,6 +46,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * NaaHandle.invokeAsync} completes, fails and is cancelled as documented.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 @Timeout(240)
 class NaaiceLoadDeviceTest {
 

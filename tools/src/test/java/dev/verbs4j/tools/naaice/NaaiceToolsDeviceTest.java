@@ -18,6 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** naaice-server, naaice-client and naaice-bench across the two test hosts. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 @Timeout(300)
 class NaaiceToolsDeviceTest {
 

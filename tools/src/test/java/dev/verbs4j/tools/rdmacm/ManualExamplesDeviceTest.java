@@ -26,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Q_Key), on one device and across the two test hosts; srq with four queue pairs sharing one SRQ.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class ManualExamplesDeviceTest {
 
     private static final Duration LIMIT = Duration.ofSeconds(120);

@@ -21,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * address (-I) and the server on host B's. Three pings, data printed with -v and compared.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class RPingDeviceTest {
 
     /** One side's limit: the first use of the library in the VM's JVM alone takes ~15 s. */

@@ -12,6 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** rdma-echo-load's server and client between the two test hosts: 16 connections, every echo verified, the statistics printed. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(170)
 class RdmaEchoLoadDeviceTest {
 

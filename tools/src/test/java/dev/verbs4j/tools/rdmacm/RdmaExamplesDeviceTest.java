@@ -18,6 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * source-address option: the client reaches the server over the device that owns its address.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class RdmaExamplesDeviceTest {
 
     static Stream<Arguments> runs() {

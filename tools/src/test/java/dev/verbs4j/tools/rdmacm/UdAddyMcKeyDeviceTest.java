@@ -21,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * and across the two test hosts (A to B).
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class UdAddyMcKeyDeviceTest {
 
     private static final Duration LIMIT = Duration.ofSeconds(120);

@@ -16,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The Java devinfo against rdma-core's ibv_devinfo on the same devices, line by line. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class DevInfoDeviceTest {
 
     record Run(int status, List<String> out, List<String> err) {

@@ -29,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * wait is bounded and leftovers are killed or interrupted.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class PingPongDeviceTest {
 
     private static final int ITERS = 100;

@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The manual's RC example: send, RDMA read, RDMA write, between the two test hosts. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class RdmaRcExampleDeviceTest {
 
     @Test

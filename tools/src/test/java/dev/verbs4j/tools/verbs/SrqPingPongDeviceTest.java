@@ -24,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * process; every wait is bounded and leftovers are killed or interrupted.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 class SrqPingPongDeviceTest {
 
     private static final int ITERS = 50;

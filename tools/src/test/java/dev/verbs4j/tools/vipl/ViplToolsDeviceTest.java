@@ -24,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code ibv_rc_pingpong}'s on the same run.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_3)
 class ViplToolsDeviceTest {
 
     private static final Duration RUN_LIMIT = Duration.ofSeconds(100);
