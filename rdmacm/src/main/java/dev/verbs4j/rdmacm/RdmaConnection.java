@@ -23,7 +23,6 @@ import dev.verbs4j.verbs.WorkCompletions;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.event.Readiness;
 
-import java.io.InterruptedIOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
@@ -159,10 +158,11 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p><b>Outcomes.</b> Every blocking call has a timeout and ends with a result or a {@link
  * RdmaConnectionException}: an {@link RdmaTimeoutException} when the time is up (the connection
- * stays usable), {@link RdmaConnectionException.Kind#CLOSED} once {@link #close()} was called
- * (also from another thread, which wakes blocked callers), {@link
- * RdmaConnectionException.Kind#PEER_DISCONNECTED} for a send after the peer disconnected, and
- * {@link RdmaConnectionException.Kind#EVENT} / {@link RdmaConnectionException.Kind#WORK_COMPLETION}
+ * stays usable), {@link Failure.Kind#CLOSED} once {@link #close()} was called
+ * (also from another thread, which wakes blocked callers), {@link Failure.Kind#INTERRUPTED} when
+ * the waiting thread was interrupted (its interrupt status set again), {@link
+ * Failure.Kind#PEER_DISCONNECTED} for a send after the peer disconnected, and
+ * {@link Failure.Kind#EVENT} / {@link Failure.Kind#WORK_COMPLETION}
  * when the connection broke (device removal, an error completion). After the peer disconnected,
  * {@link #receive} returns the messages that had arrived, then {@link #END_OF_STREAM}. When the
  * peer disconnects this side disconnects too, so that both see DISCONNECTED promptly.
@@ -1212,10 +1212,8 @@ public final class RdmaConnection implements AutoCloseable {
             }
             throw new IllegalStateException(what + " failed", cause);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
             f.cancel(false);
-            InterruptedIOException io = new InterruptedIOException(what + ": interrupted while waiting for the operation");
-            throw new RdmaConnectionException(io.getMessage(), RdmaConnectionException.Kind.CLOSED, null, 0, null, 0, null, io);
+            throw RdmaConnectionException.interrupted(what);
         }
     }
 
@@ -1987,9 +1985,7 @@ public final class RdmaConnection implements AutoCloseable {
             }
             return true;
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            InterruptedIOException io = new InterruptedIOException("interrupted while waiting on the connection");
-            throw new RdmaConnectionException(io.getMessage(), RdmaConnectionException.Kind.CLOSED, null, 0, null, 0, null, io);
+            throw RdmaConnectionException.interrupted("wait on " + this);
         }
     }
 

@@ -7,52 +7,27 @@ import dev.verbs4j.verbs.WcStatus;
 import java.io.IOException;
 
 /**
- * The defined outcome of a failed {@link RdmaConnection} or {@link RdmaServer} operation. The
- * {@link #kind()} says what went wrong; depending on it, {@link #event()} and {@link #status()}
+ * The defined outcome of a failed {@link RdmaConnection} or {@link RdmaServer} operation: its
+ * {@link #failure()}. The {@link #kind()} says what went wrong; depending on it, {@link #event()} and {@link #status()}
  * carry the connection manager event, {@link #wcStatus()} the work completion status, {@link
  * #errno()} the error number of a failed verb, and {@link #privateData()} what a rejecting peer
  * sent.
  *
- * <p>Every error event of the connection manager maps to {@link Kind#EVENT}: ADDR_ERROR,
+ * <p>Every error event of the connection manager maps to {@link Failure.Kind#EVENT}: ADDR_ERROR,
  * ROUTE_ERROR, CONNECT_ERROR, UNREACHABLE, REJECTED, DEVICE_REMOVAL, MULTICAST_ERROR, and, while
  * connecting, DISCONNECTED and TIMEWAIT_EXIT. On an established connection DISCONNECTED and
- * TIMEWAIT_EXIT end the stream instead ({@link Kind#PEER_DISCONNECTED} for sends, end of stream
+ * TIMEWAIT_EXIT end the stream instead ({@link Failure.Kind#PEER_DISCONNECTED} for sends, end of stream
  * for receives).
  */
 public class RdmaConnectionException extends IOException {
 
-    /** What went wrong. */
-    public enum Kind {
-        /** The operation did not finish within its timeout ({@link RdmaTimeoutException}). */
-        TIMEOUT,
-        /** The connection or server was closed locally, possibly by another thread while waiting. */
-        CLOSED,
-        /** The peer disconnected; nothing more can be sent. */
-        PEER_DISCONNECTED,
-        /** The connection manager reported a failure event ({@link #event()}, {@link #status()}). */
-        EVENT,
-        /** A work request completed in error ({@link #wcStatus()}). */
-        WORK_COMPLETION,
-        /** A verb or connection manager call failed ({@link #errno()}). */
-        VERBS_ERROR
-    }
-
-    private final Kind kind;
-    private final CmEventType event;
-    private final int status;
-    private final WcStatus wcStatus;
-    private final int errno;
+    private final Failure failure;
     private final byte[] privateData;
 
-    /** An exception of {@code kind} with all fields given; {@code event} and {@code wcStatus} may be null. */
-    public RdmaConnectionException(String message, Kind kind, CmEventType event, int status, WcStatus wcStatus, int errno,
-                                   byte[] privateData, Throwable cause) {
+    /** An exception for {@code failure}; {@code privateData} (what a rejecting peer sent) and {@code cause} may be null. */
+    public RdmaConnectionException(String message, Failure failure, byte[] privateData, Throwable cause) {
         super(message, cause);
-        this.kind = kind;
-        this.event = event;
-        this.status = status;
-        this.wcStatus = wcStatus;
-        this.errno = errno;
+        this.failure = java.util.Objects.requireNonNull(failure, "failure");
         this.privateData = privateData == null ? new byte[0] : privateData.clone();
     }
 
@@ -73,28 +48,44 @@ public class RdmaConnectionException extends IOException {
             case TIMEWAIT_EXIT -> "the connection left time-wait";
             default -> "unexpected event" + (event.status() != 0 ? " (status " + event.status() + ")" : "");
         };
-        return new RdmaConnectionException(what + ": " + detail + " [" + type + "]", Kind.EVENT, type, event.status(), null,
-                event.status() < 0 ? -event.status() : 0, event.privateData(), null);
+        return new RdmaConnectionException(what + ": " + detail + " [" + type + "]", Failure.event(type, event.status()),
+                event.privateData(), null);
     }
 
     /** The exception for a work request that completed with {@code status} during {@code what}. */
     public static RdmaConnectionException of(WcStatus status, String what) {
         return new RdmaConnectionException(what + ": work request completed with " + status + " (" + status.description() + ")",
-                Kind.WORK_COMPLETION, null, 0, status, 0, null, null);
+                Failure.workCompletion(status), null, null);
     }
 
     /** The exception for a failed verb during {@code what}. */
     public static RdmaConnectionException of(VerbsException e, String what) {
-        return new RdmaConnectionException(what + ": " + e.getMessage(), Kind.VERBS_ERROR, null, 0, null, e.errno(), null, e);
+        return new RdmaConnectionException(what + ": " + e.getMessage(), Failure.verbs(e.errno()), null, e);
+    }
+
+    /** The exception for an unexpected failure {@code cause} (not a verb's) of {@code what}. */
+    static RdmaConnectionException failed(String what, Throwable cause) {
+        return new RdmaConnectionException(what + " failed: " + cause, Failure.verbs(0), null, cause);
+    }
+
+    /**
+     * The exception for a wait of {@code what} that an interrupt ended; sets the thread's interrupt
+     * status again (its cause is an {@link java.io.InterruptedIOException}).
+     */
+    static RdmaConnectionException interrupted(String what) {
+        Thread.currentThread().interrupt();
+        String message = what + ": interrupted while waiting";
+        return new RdmaConnectionException(message, Failure.of(Failure.Kind.INTERRUPTED), null,
+                new java.io.InterruptedIOException(message));
     }
 
     static RdmaConnectionException closed(String what) {
-        return new RdmaConnectionException(what + ": closed", Kind.CLOSED, null, 0, null, 0, null, null);
+        return new RdmaConnectionException(what + ": closed", Failure.of(Failure.Kind.CLOSED), null, null);
     }
 
     static RdmaConnectionException peerDisconnected(String what, CmEventType event) {
         return new RdmaConnectionException(what + ": the peer disconnected" + (event != null ? " [" + event + "]" : ""),
-                Kind.PEER_DISCONNECTED, event, 0, null, 0, null, null);
+                Failure.peerDisconnected(event), null, null);
     }
 
     /** What a rejecting {@link RdmaServer} puts first in the private data of a reject that gives a reason. */
@@ -131,7 +122,7 @@ public class RdmaConnectionException extends IOException {
      * its accept), else null.
      */
     public String rejectionReason() {
-        return event == CmEventType.REJECTED ? rejectionReason(privateData) : null;
+        return failure.event() == CmEventType.REJECTED ? rejectionReason(privateData) : null;
     }
 
     private static String reasonText(String reason) {
@@ -142,29 +133,34 @@ public class RdmaConnectionException extends IOException {
         return status < 0 ? " (" + Errno.name(-status) + ")" : status > 0 ? " (status " + status + ")" : "";
     }
 
-    /** What went wrong. */
-    public Kind kind() {
-        return kind;
+    /** What went wrong, as a value. */
+    public Failure failure() {
+        return failure;
+    }
+
+    /** What went wrong: {@code failure().kind()}. */
+    public Failure.Kind kind() {
+        return failure.kind();
     }
 
     /** The connection manager event, or null. */
     public CmEventType event() {
-        return event;
+        return failure.event();
     }
 
     /** The event's status: 0, a negative errno, or for REJECTED the reject reason. */
     public int status() {
-        return status;
+        return failure.status();
     }
 
     /** The work completion status, or null. */
     public WcStatus wcStatus() {
-        return wcStatus;
+        return failure.wcStatus();
     }
 
     /** The error number, or 0. */
     public int errno() {
-        return errno;
+        return failure.errno();
     }
 
     /** The private data of a REJECTED event (zero-padded by the transport), else empty. */
@@ -174,6 +170,6 @@ public class RdmaConnectionException extends IOException {
 
     /** A new exception like this one, thrown again from {@code what} with this one as cause. */
     RdmaConnectionException rethrown(String what) {
-        return new RdmaConnectionException(what + ": " + getMessage(), kind, event, status, wcStatus, errno, privateData, this);
+        return new RdmaConnectionException(what + ": " + getMessage(), failure, privateData, this);
     }
 }

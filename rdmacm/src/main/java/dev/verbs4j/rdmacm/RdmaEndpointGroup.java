@@ -251,7 +251,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
             throw RdmaConnectionException.of(e, "open an endpoint group on " + device);
         } catch (IllegalStateException e) {
             throw new RdmaConnectionException("open an endpoint group on " + device + ": no RDMA device has that address ("
-                    + e.getMessage() + ")", RdmaConnectionException.Kind.VERBS_ERROR, null, 0, null, 0, null, e);
+                    + e.getMessage() + ")", Failure.verbs(0), null, e);
         }
         try {
             return new RdmaEndpointGroup(device, context, completionQueueDepth, o, sharedReceiveDepth);

@@ -233,8 +233,7 @@ public final class RdmaServer implements AutoCloseable {
             LOG.log(System.Logger.Level.ERROR, "RDMA server " + localAddress + " stopped", t);
             if (failure == null) {
                 failure = t instanceof VerbsException v ? RdmaConnectionException.of(v, "RDMA server " + localAddress)
-                        : new RdmaConnectionException("RDMA server " + localAddress + " failed: " + t,
-                        RdmaConnectionException.Kind.VERBS_ERROR, null, 0, null, 0, null, t);
+                        : RdmaConnectionException.failed("RDMA server " + localAddress, t);
             }
         } finally {
             for (Pending p : pending.values()) {

@@ -95,10 +95,10 @@ class RdmaConnectionDeviceTest {
                 System.out.println("end of stream seen " + (System.nanoTime() - t0) / 1_000_000 + " ms after the peer's close");
                 assertThat(client.receive(WAIT)).isNull();
                 RdmaConnectionException e = catchThrowableOfType(RdmaConnectionException.class, () -> client.send(new byte[1], WAIT));
-                assertThat(e.kind()).isEqualTo(RdmaConnectionException.Kind.PEER_DISCONNECTED);
+                assertThat(e.kind()).isEqualTo(Failure.Kind.PEER_DISCONNECTED);
                 assertThat(client.isOpen()).isFalse();
                 assertThatThrownBy(() -> peer.send(new byte[1], WAIT)).isInstanceOfSatisfying(RdmaConnectionException.class,
-                        x -> assertThat(x.kind()).isEqualTo(RdmaConnectionException.Kind.CLOSED));
+                        x -> assertThat(x.kind()).isEqualTo(Failure.Kind.CLOSED));
             }
         }
     }
@@ -124,7 +124,7 @@ class RdmaConnectionDeviceTest {
                 long ms = (System.nanoTime() - t0) / 1_000_000;
                 System.out.println("blocked receiver woke " + ms + " ms after close");
                 assertThat(woke).isInstanceOfSatisfying(RdmaConnectionException.class,
-                        x -> assertThat(x.kind()).isEqualTo(RdmaConnectionException.Kind.CLOSED));
+                        x -> assertThat(x.kind()).isEqualTo(Failure.Kind.CLOSED));
                 assertThat(peer.receive(WAIT)).isNull();
             }
             // a blocked accept is woken by close, too
@@ -139,7 +139,7 @@ class RdmaConnectionDeviceTest {
             Thread.sleep(300);
             server.close();
             assertThat(accepting.get(10, TimeUnit.SECONDS)).isInstanceOfSatisfying(RdmaConnectionException.class,
-                    x -> assertThat(x.kind()).isEqualTo(RdmaConnectionException.Kind.CLOSED));
+                    x -> assertThat(x.kind()).isEqualTo(Failure.Kind.CLOSED));
         }
     }
 
@@ -151,7 +151,7 @@ class RdmaConnectionDeviceTest {
                 () -> RdmaConnection.connect(address(TestBed.hostB(), 21_103), address(TestBed.hostA(), 0), null, WAIT));
         long ms = (System.nanoTime() - t0) / 1_000_000;
         System.out.println("no listener: " + e.getMessage() + " after " + ms + " ms");
-        assertThat(e.kind()).isEqualTo(RdmaConnectionException.Kind.EVENT);
+        assertThat(e.kind()).isEqualTo(Failure.Kind.EVENT);
         assertThat(e.event()).isIn(CmEventType.REJECTED, CmEventType.UNREACHABLE);
         assertThat(Duration.ofMillis(ms)).isLessThan(WAIT);
     }
@@ -165,12 +165,12 @@ class RdmaConnectionDeviceTest {
                 () -> RdmaConnection.connect(new InetSocketAddress(InetAddress.getByName("203.0.113.7"), 1), Duration.ofSeconds(5)));
         long ms = (System.nanoTime() - t0) / 1_000_000;
         System.out.println("no route: " + e.getMessage() + " after " + ms + " ms");
-        if (e.kind() == RdmaConnectionException.Kind.EVENT) {
+        if (e.kind() == Failure.Kind.EVENT) {
             assertThat(e.event()).isEqualTo(CmEventType.ADDR_ERROR);
             assertThat(e.status()).isNegative();
         } else {
             // the kernel may refuse at once (rdma_resolve_addr fails with the routing error)
-            assertThat(e.kind()).isEqualTo(RdmaConnectionException.Kind.VERBS_ERROR);
+            assertThat(e.kind()).isEqualTo(Failure.Kind.VERBS_ERROR);
             assertThat(e.getMessage()).contains("rdma_resolve_addr");
         }
         assertThat(Duration.ofMillis(ms)).isLessThan(Duration.ofSeconds(10));
@@ -191,7 +191,7 @@ class RdmaConnectionDeviceTest {
             RdmaConnectionException e = catchThrowableOfType(RdmaConnectionException.class,
                     () -> RdmaConnection.connect(server.localAddress(), address(TestBed.hostA(), 0),
                             ConnectionOptions.DEFAULT.withPrivateData("let me in".getBytes(StandardCharsets.US_ASCII)), WAIT));
-            assertThat(e.kind()).isEqualTo(RdmaConnectionException.Kind.EVENT);
+            assertThat(e.kind()).isEqualTo(Failure.Kind.EVENT);
             assertThat(e.event()).isEqualTo(CmEventType.REJECTED);
             assertThat(e.status()).isEqualTo(CmEvent.REJECT_CONSUMER);
             assertThat(java.util.Arrays.copyOf(e.privateData(), reason.length)).isEqualTo(reason);

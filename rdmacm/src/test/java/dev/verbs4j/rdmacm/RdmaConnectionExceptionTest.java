@@ -18,7 +18,7 @@ class RdmaConnectionExceptionTest {
                 CmEventType.UNREACHABLE, CmEventType.REJECTED, CmEventType.DISCONNECTED, CmEventType.DEVICE_REMOVAL,
                 CmEventType.TIMEWAIT_EXIT)) {
             RdmaConnectionException e = RdmaConnectionException.of(new CmEvent(type, -110, null, null, null, null, null), "connect");
-            assertThat(e.kind()).as("%s", type).isEqualTo(RdmaConnectionException.Kind.EVENT);
+            assertThat(e.kind()).as("%s", type).isEqualTo(Failure.Kind.EVENT);
             assertThat(e.event()).isEqualTo(type);
             assertThat(e.status()).isEqualTo(-110);
             assertThat(e.errno()).isEqualTo(110);
@@ -72,11 +72,36 @@ class RdmaConnectionExceptionTest {
     @Test
     void completionErrorsAndTimeoutsHaveTheirKinds() {
         RdmaConnectionException e = RdmaConnectionException.of(WcStatus.RETRY_EXC_ERR, "send");
-        assertThat(e.kind()).isEqualTo(RdmaConnectionException.Kind.WORK_COMPLETION);
+        assertThat(e.kind()).isEqualTo(Failure.Kind.WORK_COMPLETION);
         assertThat(e.wcStatus()).isEqualTo(WcStatus.RETRY_EXC_ERR);
         assertThat(e.rethrown("flush")).hasCause(e).hasMessageStartingWith("flush: send:");
-        assertThat(new RdmaTimeoutException("t").kind()).isEqualTo(RdmaConnectionException.Kind.TIMEOUT);
+        assertThat(new RdmaTimeoutException("t").kind()).isEqualTo(Failure.Kind.TIMEOUT);
         assertThat(new RdmaTimeoutException("t")).isInstanceOf(java.io.IOException.class);
+    }
+
+    @Test
+    void anInterruptedWaitIsItsOwnKindAndKeepsTheInterruptStatus() {
+        try {
+            RdmaConnectionException e = RdmaConnectionException.interrupted("receive");
+            assertThat(e.kind()).isEqualTo(Failure.Kind.INTERRUPTED);
+            assertThat(e).hasMessage("receive: interrupted while waiting").hasCauseInstanceOf(java.io.InterruptedIOException.class);
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+    }
+
+    @Test
+    void theFailureValueCarriesWhatItsKindNeeds() {
+        Failure rejected = RdmaConnectionException.of(new CmEvent(CmEventType.REJECTED, 28, null, null, null, null, null), "connect").failure();
+        assertThat(rejected).isEqualTo(Failure.event(CmEventType.REJECTED, 28));
+        assertThat(rejected.errno()).isZero();
+        assertThat(Failure.event(CmEventType.ADDR_ERROR, -110).errno()).isEqualTo(110);
+        assertThat(Failure.event(CmEventType.ADDR_ERROR, -110)).hasToString("EVENT RDMA_CM_EVENT_ADDR_ERROR status -110 ETIMEDOUT");
+        assertThat(Failure.workCompletion(WcStatus.RETRY_EXC_ERR)).hasToString("WORK_COMPLETION RETRY_EXC_ERR");
+        assertThat(Failure.verbs(12)).hasToString("VERBS_ERROR ENOMEM");
+        assertThat(Failure.of(Failure.Kind.CLOSED)).hasToString("CLOSED");
+        assertThatThrownBy(() -> Failure.of(null)).isInstanceOf(NullPointerException.class);
     }
 
     @Test

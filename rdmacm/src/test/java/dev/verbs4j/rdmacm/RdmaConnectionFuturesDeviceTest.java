@@ -56,7 +56,7 @@ class RdmaConnectionFuturesDeviceTest {
         return new Pair(server, client, accepted.get(WAIT.toSeconds(), TimeUnit.SECONDS));
     }
 
-    static RdmaConnectionException.Kind kindOf(CompletableFuture<?> f) throws Exception {
+    static Failure.Kind kindOf(CompletableFuture<?> f) throws Exception {
         try {
             f.get(30, TimeUnit.SECONDS);
             throw new AssertionError("completed normally");
@@ -188,7 +188,7 @@ class RdmaConnectionFuturesDeviceTest {
             CompletableFuture<byte[]> pending = p.client().receiveAsync();
             p.peer().close();
             assertThat(pending.get(30, TimeUnit.SECONDS)).isNull(); // end of stream, as receive(Duration)
-            assertThat(kindOf(p.client().sendAsync(new byte[1]))).isEqualTo(RdmaConnectionException.Kind.PEER_DISCONNECTED);
+            assertThat(kindOf(p.client().sendAsync(new byte[1]))).isEqualTo(Failure.Kind.PEER_DISCONNECTED);
             assertThat(p.client().receiveAsync().get(30, TimeUnit.SECONDS)).isNull();
         }
     }
@@ -201,10 +201,10 @@ class RdmaConnectionFuturesDeviceTest {
             p.client().sendAsync(new byte[1]).get(30, TimeUnit.SECONDS);
             CompletableFuture<Void> waiting = p.client().sendAsync(new byte[1]); // no credit left
             p.client().close();
-            assertThat(kindOf(pending)).isEqualTo(RdmaConnectionException.Kind.CLOSED);
-            assertThat(kindOf(waiting)).isEqualTo(RdmaConnectionException.Kind.CLOSED);
-            assertThat(kindOf(p.client().sendAsync(new byte[1]))).isEqualTo(RdmaConnectionException.Kind.CLOSED);
-            assertThat(kindOf(p.client().receiveAsync())).isEqualTo(RdmaConnectionException.Kind.CLOSED);
+            assertThat(kindOf(pending)).isEqualTo(Failure.Kind.CLOSED);
+            assertThat(kindOf(waiting)).isEqualTo(Failure.Kind.CLOSED);
+            assertThat(kindOf(p.client().sendAsync(new byte[1]))).isEqualTo(Failure.Kind.CLOSED);
+            assertThat(kindOf(p.client().receiveAsync())).isEqualTo(Failure.Kind.CLOSED);
         }
     }
 
@@ -219,11 +219,11 @@ class RdmaConnectionFuturesDeviceTest {
                 throw new AssertionError("completed normally");
             } catch (ExecutionException e) {
                 RdmaConnectionException x = (RdmaConnectionException) e.getCause();
-                assertThat(x.kind()).isEqualTo(RdmaConnectionException.Kind.WORK_COMPLETION);
+                assertThat(x.kind()).isEqualTo(Failure.Kind.WORK_COMPLETION);
                 // a local length error; Soft-RoCE reports it as LOC_QP_OP_ERR
                 assertThat(x.wcStatus()).isIn(WcStatus.LOC_LEN_ERR, WcStatus.LOC_QP_OP_ERR);
             }
-            assertThat(Arrays.asList(RdmaConnectionException.Kind.WORK_COMPLETION, RdmaConnectionException.Kind.EVENT))
+            assertThat(Arrays.asList(Failure.Kind.WORK_COMPLETION, Failure.Kind.EVENT))
                     .contains(kindOf(p.peer().sendAsync(new byte[1])));
         }
     }

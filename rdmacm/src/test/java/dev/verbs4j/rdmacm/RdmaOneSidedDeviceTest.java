@@ -267,11 +267,11 @@ class RdmaOneSidedDeviceTest {
                     f.get(30, TimeUnit.SECONDS);
                 } catch (ExecutionException e) {
                     assertThat(e.getCause()).isInstanceOf(RdmaConnectionException.class);
-                    assertThat(((RdmaConnectionException) e.getCause()).kind()).isEqualTo(RdmaConnectionException.Kind.CLOSED);
+                    assertThat(((RdmaConnectionException) e.getCause()).kind()).isEqualTo(Failure.Kind.CLOSED);
                     failed++;
                 }
             }
-            assertThat(RdmaConnectionFuturesDeviceTest.kindOf(imm)).isEqualTo(RdmaConnectionException.Kind.CLOSED);
+            assertThat(RdmaConnectionFuturesDeviceTest.kindOf(imm)).isEqualTo(Failure.Kind.CLOSED);
             assertThat(local.isClosed()).as("the connection's close deregistered its buffers").isTrue();
             System.out.println("close with " + ops.size() + " operations of 4 MiB outstanding or waiting: " + failed + " failed CLOSED");
             assertThat(failed).isPositive();

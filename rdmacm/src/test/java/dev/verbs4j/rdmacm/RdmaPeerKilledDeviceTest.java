@@ -77,8 +77,8 @@ class RdmaPeerKilledDeviceTest {
                 assertThat(Duration.ofMillis(ms)).isLessThan(timeout);
                 RdmaConnectionException send = org.assertj.core.api.Assertions.catchThrowableOfType(RdmaConnectionException.class,
                         () -> c.send(new byte[1], Duration.ofSeconds(5)));
-                assertThat(send.kind()).isIn(RdmaConnectionException.Kind.PEER_DISCONNECTED, RdmaConnectionException.Kind.EVENT,
-                        RdmaConnectionException.Kind.WORK_COMPLETION);
+                assertThat(send.kind()).isIn(Failure.Kind.PEER_DISCONNECTED, Failure.Kind.EVENT,
+                        Failure.Kind.WORK_COMPLETION);
             }
         } finally {
             server.destroyForcibly();

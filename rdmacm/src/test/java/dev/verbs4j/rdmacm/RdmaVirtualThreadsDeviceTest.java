@@ -37,7 +37,7 @@ class RdmaVirtualThreadsDeviceTest {
     void closeWakesAVirtualThreadParkedInEachBlockingCallWithThePlatformThreadsException() throws Exception {
         int[] port = {21_310};
         for (String what : List.of("accept", "receive", "send without credits", "connect")) {
-            RdmaConnectionException.Kind[] kinds = new RdmaConnectionException.Kind[2];
+            Failure.Kind[] kinds = new Failure.Kind[2];
             for (int v = 0; v < 2; v++) {
                 boolean virtual = v == 1;
                 Case c = setUp(what, port[0]++);
