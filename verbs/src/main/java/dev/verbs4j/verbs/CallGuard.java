@@ -1,7 +1,6 @@
 package dev.verbs4j.verbs;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -14,18 +13,10 @@ final class CallGuard {
 
     /** The bit that marks the object closed; the other bits count the calls in flight. */
     private static final int CLOSED = Integer.MIN_VALUE;
-    private static final VarHandle STATE;
-
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(CallGuard.class, "state", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final AtomicIntegerFieldUpdater<CallGuard> STATE =
+            AtomicIntegerFieldUpdater.newUpdater(CallGuard.class, "state");
 
     private final NativeResource resource;
-    @SuppressWarnings("unused") // through STATE
     private volatile int state;
 
     /** The guard of {@code resource}, named in its messages. */
@@ -39,20 +30,20 @@ final class CallGuard {
      * @throws IllegalStateException when the object is closed
      */
     void enter() {
-        if ((int) STATE.getAndAdd(this, 1) < 0) {
-            STATE.getAndAdd(this, -1);
+        if (STATE.getAndIncrement(this) < 0) {
+            STATE.getAndDecrement(this);
             throw closedFailure();
         }
     }
 
     /** Ends what {@link #enter()} started. */
     void exit() {
-        STATE.getAndAdd(this, -1);
+        STATE.getAndDecrement(this);
     }
 
     /** Whether the object is closed (its close has begun). */
     boolean isClosed() {
-        return (int) STATE.getVolatile(this) < 0;
+        return state < 0;
     }
 
     /** Throws {@link IllegalStateException} when the object is closed. */
@@ -64,13 +55,13 @@ final class CallGuard {
 
     /** Marks the object closed: calls that start from now on fail. Returns whether this call marked it. */
     boolean close() {
-        return ((int) STATE.getAndBitwiseOr(this, CLOSED) & CLOSED) == 0;
+        return (STATE.getAndUpdate(this, s -> s | CLOSED) & CLOSED) == 0;
     }
 
     /** Waits until every call in flight has ended; once closed, no new one can start. */
     void awaitCalls() {
         int spins = 0;
-        while (((int) STATE.getVolatile(this) & ~CLOSED) != 0) {
+        while ((state & ~CLOSED) != 0) {
             if (++spins < 100) {
                 Thread.onSpinWait();
             } else if (spins < 1000) {

@@ -60,7 +60,7 @@ final class Confinement {
         List<NativeResource> registered = new ArrayList<>(above.size());
         try {
             for (NativeResource a : above) {
-                a.confinement().addOwnerBelow(me);
+                a.confinement.addOwnerBelow(me);
                 registered.add(a);
             }
             lock.lock();
@@ -73,7 +73,7 @@ final class Confinement {
             }
         } catch (IllegalStateException e) {
             for (NativeResource a : registered) {
-                a.confinement().removeOwnerBelow(me);
+                a.confinement.removeOwnerBelow(me);
             }
             throw e;
         }
@@ -118,8 +118,8 @@ final class Confinement {
         if (ordered.contains(r)) {
             return;
         }
-        List<NativeResource> next = r.ownership().owners();
-        next.addAll(r.confinement().alsoClosedBy);
+        List<NativeResource> next = r.ownership.owners();
+        next.addAll(r.confinement.alsoClosedBy);
         for (NativeResource o : next) {
             addClosersFirst(o, ordered);
         }
@@ -189,7 +189,7 @@ final class Confinement {
         Thread confined = owner;
         if (confined != null) {
             for (NativeResource a : registeredWith) {
-                a.confinement().removeOwnerBelow(confined);
+                a.confinement.removeOwnerBelow(confined);
             }
         }
     }

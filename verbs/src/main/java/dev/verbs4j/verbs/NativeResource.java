@@ -35,8 +35,10 @@ public abstract class NativeResource implements AutoCloseable {
 
     private final NativeResource parent;
     private final CallGuard guard = new CallGuard(this);
-    private final Ownership ownership = new Ownership(this, guard);
-    private final Confinement confinement = new Confinement(this, guard);
+    /** This object's place in the ownership tree; package-private for the other objects' parts. */
+    final Ownership ownership = new Ownership(this, guard);
+    /** This object's confinement; package-private for the other objects' parts. */
+    final Confinement confinement = new Confinement(this, guard);
     private final Use use = new Use();
 
     /**
@@ -156,16 +158,6 @@ public abstract class NativeResource implements AutoCloseable {
     /** Whether this object is confined to the calling thread. */
     final boolean isConfinedToCurrentThread() {
         return confinement.isConfinedToCurrentThread();
-    }
-
-    /** This object's place in the ownership tree, for the other objects' parts. */
-    final Ownership ownership() {
-        return ownership;
-    }
-
-    /** This object's confinement, for the other objects' parts. */
-    final Confinement confinement() {
-        return confinement;
     }
 
     /**

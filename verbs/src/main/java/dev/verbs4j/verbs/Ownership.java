@@ -1,6 +1,7 @@
 package dev.verbs4j.verbs;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -44,7 +45,7 @@ final class Ownership {
      * @throws IllegalStateException when {@code owner} is closed
      */
     void addOwner(NativeResource owner) {
-        owner.ownership().adopt(resource);
+        owner.ownership.adopt(resource);
         lock.lock();
         try {
             owners.add(owner);
@@ -61,7 +62,7 @@ final class Ownership {
         } finally {
             lock.unlock();
         }
-        owner.ownership().forget(resource);
+        owner.ownership.forget(resource);
     }
 
     /** The objects that close {@code resource} with themselves, now. */
@@ -100,28 +101,25 @@ final class Ownership {
      */
     List<NativeResource> beginClose() {
         closer = Thread.currentThread();
-        lock.lock();
-        try {
-            List<NativeResource> taken = new ArrayList<>(dependents);
-            dependents.clear();
-            return taken;
-        } finally {
-            lock.unlock();
-        }
+        return take(dependents);
     }
 
     /** Leaves every owner: the object is gone. */
     void leaveOwners() {
-        List<NativeResource> from;
+        for (NativeResource owner : take(owners)) {
+            owner.ownership.forget(resource);
+        }
+    }
+
+    /** Empties {@code objects}, one of the two sets, and returns what it held, oldest first. */
+    private List<NativeResource> take(Collection<NativeResource> objects) {
         lock.lock();
         try {
-            from = new ArrayList<>(owners);
-            owners.clear();
+            List<NativeResource> taken = new ArrayList<>(objects);
+            objects.clear();
+            return taken;
         } finally {
             lock.unlock();
-        }
-        for (NativeResource owner : from) {
-            owner.ownership().forget(resource);
         }
     }
 

@@ -2,7 +2,6 @@ package dev.verbs4j.verbs;
 
 import org.junit.jupiter.api.Test;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -17,10 +16,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** Confinement ({@link Confinement}): a confined object, and what would close it, are closed by its thread only. */
 class ConfinementTest {
 
+    private final List<String> log = new CopyOnWriteArrayList<>();
+    private final FakeResource ctx = new FakeResource(null, "ctx", log);
+
     @Test
     void aConfinedObjectAndEverythingThatWouldCloseItAreClosedByItsThreadOnly() throws Exception {
-        List<String> log = new ArrayList<>();
-        FakeResource ctx = new FakeResource(null, "ctx", log, false);
         FakeResource pd = new FakeResource(ctx, "pd", log, false);
         FakeResource cq = new FakeResource(ctx, "cq", log, false);
         FakeResource qp = new FakeResource(pd, "qp", log, false);
@@ -51,8 +51,6 @@ class ConfinementTest {
 
     @Test
     void theConfiningThreadClosesTheParentsWithTheConfinedObject() {
-        List<String> log = new ArrayList<>();
-        FakeResource ctx = new FakeResource(null, "ctx", log, false);
         FakeResource qp = new FakeResource(new FakeResource(ctx, "pd", log, false), "qp", log, false);
         qp.confineToCurrentThread();
         ctx.close();
@@ -61,8 +59,6 @@ class ConfinementTest {
 
     @Test
     void anObjectConfinedToAThreadThatEndedCanBeClosedByAnother() throws Exception {
-        List<String> log = new ArrayList<>();
-        FakeResource ctx = new FakeResource(null, "ctx", log, false);
         FakeResource qp = new FakeResource(ctx, "qp", log, false);
         assertThat(onOtherThread(qp::confineToCurrentThread)).isNull();
         // that thread has ended: it cannot be in a call
@@ -72,12 +68,8 @@ class ConfinementTest {
 
     @Test
     void confiningUnderAClosedParentFailsAndRegistersNothing() throws Exception {
-        List<String> log = new ArrayList<>();
-        FakeResource ctx = new FakeResource(null, "ctx", log, false);
-        FakeResource pd = new FakeResource(ctx, "pd", log, false);
-        FakeResource qp = new FakeResource(pd, "qp", log, false);
         FakeResource cq = new FakeResource(ctx, "cq", log, false);
-        qp.dependOn(cq);
+        FakeResource qp = new FakeResource(new FakeResource(ctx, "pd", log, false), "qp", log, false, cq);
         // cq closes qp with it: confining qp afterwards fails
         cq.close();
         assertThatThrownBy(qp::confineToCurrentThread).isInstanceOf(IllegalStateException.class);
@@ -87,8 +79,6 @@ class ConfinementTest {
 
     @Test
     void aCloseFromAnotherThreadNamesTheObjectAndTheThreadItIsConfinedTo() throws Exception {
-        List<String> log = new ArrayList<>();
-        FakeResource ctx = new FakeResource(null, "ctx", log);
         FakeResource qp = new FakeResource(ctx, "qp", log);
         qp.confineToCurrentThread();
         String owner = Thread.currentThread().toString();
@@ -105,8 +95,6 @@ class ConfinementTest {
 
     @Test
     void anotherThreadMayCloseOnceTheOwnerClosedTheConfinedObject() throws Exception {
-        List<String> log = new ArrayList<>();
-        FakeResource ctx = new FakeResource(null, "ctx", log);
         FakeResource pd = new FakeResource(ctx, "pd", log);
         FakeResource qp = new FakeResource(pd, "qp", log);
         qp.confineToCurrentThread();
@@ -120,8 +108,6 @@ class ConfinementTest {
 
     @Test
     void twoObjectsConfinedToTwoThreadsHoldTheirCommonParentForBoth() throws Exception {
-        List<String> log = new CopyOnWriteArrayList<>();
-        FakeResource ctx = new FakeResource(null, "ctx", log);
         FakeResource mine = new FakeResource(ctx, "mine", log);
         FakeResource theirs = new FakeResource(ctx, "theirs", log);
         mine.confineToCurrentThread();
@@ -152,8 +138,6 @@ class ConfinementTest {
 
     @Test
     void anObjectThatClosesAnotherOutsideTheTreeIsHeldByItsConfinement() throws Exception {
-        List<String> log = new ArrayList<>();
-        FakeResource ctx = new FakeResource(null, "ctx", log);
         FakeResource id = new FakeResource(null, "id", log);
         FakeResource qp = new FakeResource(ctx, "qp", log);
         qp.alsoClosedBy(id);
