@@ -1,6 +1,7 @@
 package dev.verbs4j.verbs;
 
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -13,8 +14,15 @@ final class CallGuard {
 
     /** The bit that marks the object closed; the other bits count the calls in flight. */
     private static final int CLOSED = Integer.MIN_VALUE;
-    private static final AtomicIntegerFieldUpdater<CallGuard> STATE =
-            AtomicIntegerFieldUpdater.newUpdater(CallGuard.class, "state");
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(CallGuard.class, "state", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private final NativeResource resource;
     private volatile int state;
@@ -30,15 +38,15 @@ final class CallGuard {
      * @throws IllegalStateException when the object is closed
      */
     void enter() {
-        if (STATE.getAndIncrement(this) < 0) {
-            STATE.getAndDecrement(this);
+        if ((int) STATE.getAndAdd(this, 1) < 0) {
+            STATE.getAndAdd(this, -1);
             throw closedFailure();
         }
     }
 
     /** Ends what {@link #enter()} started. */
     void exit() {
-        STATE.getAndDecrement(this);
+        STATE.getAndAdd(this, -1);
     }
 
     /** Whether the object is closed (its close has begun). */
@@ -55,7 +63,7 @@ final class CallGuard {
 
     /** Marks the object closed: calls that start from now on fail. Returns whether this call marked it. */
     boolean close() {
-        return (STATE.getAndUpdate(this, s -> s | CLOSED) & CLOSED) == 0;
+        return ((int) STATE.getAndBitwiseOr(this, CLOSED) & CLOSED) == 0;
     }
 
     /** Waits until every call in flight has ended; once closed, no new one can start. */
