@@ -1,17 +1,30 @@
 package dev.verbs4j.verbs;
 
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
  * An enum whose constants stand for the values of one C enum, each with the name the rdma-core
  * tools print for it; one constant with a negative code stands for values this version does not
- * know. Pure value; owns no native memory.
+ * know. Each constant's constructor {@linkplain #define defines} its code and name, which this
+ * interface then keeps and looks up for all such enums. Pure value; owns no native memory.
  */
 interface IntCoded {
 
     /** The C value. */
-    int code();
+    default int code() {
+        return Tables.CODINGS.get(this).code();
+    }
 
     /** The name the rdma-core tools print for it. */
-    String label();
+    default String label() {
+        return Tables.CODINGS.get(this).label();
+    }
+
+    /** Gives {@code constant}, from its constructor, its C value and printed name. */
+    static void define(IntCoded constant, int code, String label) {
+        Tables.CODINGS.put(constant, new Coding(code, label));
+    }
 
     /**
      * The constant of {@code type} whose code is {@code code}, or {@code unknown}. The lookup table
@@ -25,8 +38,14 @@ interface IntCoded {
         return unknown;
     }
 
-    /** The lookup tables, one per enum type, indexed by code. */
+    /** A constant's C value and printed name. */
+    record Coding(int code, String label) {
+    }
+
+    /** The codings of every constant, and the lookup tables, one per enum type, indexed by code. */
     final class Tables {
+        static final Map<IntCoded, Coding> CODINGS = new ConcurrentHashMap<>();
+
         static final ClassValue<Enum<?>[]> BY_CODE = new ClassValue<>() {
             @Override
             protected Enum<?>[] computeValue(Class<?> type) {

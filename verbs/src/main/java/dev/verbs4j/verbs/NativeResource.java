@@ -3,17 +3,7 @@ package dev.verbs4j.verbs;
 import dev.verbs4j.verbs.internal.VerbsAccess;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The lifetime shared by every verbs object: it is closed once, closes the objects created from it
@@ -33,47 +23,23 @@ import java.util.concurrent.locks.ReentrantLock;
  * operation per call), and in exchange no other thread may close it or anything whose close would
  * close it (refused before anything is closed), as a confined {@code Arena} is closed by its owner
  * only. Other threads' calls stay counted and safe.
+ *
+ * <p>Each rule is a part of its own: the ownership tree ({@link Ownership}), the call guard
+ * ({@link CallGuard}) and confinement ({@link Confinement}); this class ties them together.
  */
 public abstract class NativeResource implements AutoCloseable {
 
     static {
-        VerbsAccess.install(new Bridge());
-    }
-
-    private static final VarHandle CALLS;
-
-    static {
-        try {
-            CALLS = MethodHandles.lookup().findVarHandle(NativeResource.class, "calls", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
+        VerbsAccess.install(new AccessBridge());
     }
 
     private final NativeResource parent;
-    @SuppressWarnings("unused") // through CALLS
-    private volatile int calls;
-    private final Set<NativeResource> children = new LinkedHashSet<>();
-    private final List<NativeResource> owners = new ArrayList<>(2);
-    private volatile boolean closed;
-    /** The thread that closes this object (once closed), and when it is done. */
-    private Thread closer;
-    private final CountDownLatch closedLatch = new CountDownLatch(1);
+    private final CallGuard guard = new CallGuard(this);
+    /** This object's place in the ownership tree; package-private for the other objects' parts. */
+    final Ownership ownership = new Ownership(this, guard);
+    /** This object's confinement; package-private for the other objects' parts. */
+    final Confinement confinement = new Confinement(this, guard);
     private final Use use = new Use();
-    /** The thread whose data-path calls skip the count ({@link #confineToCurrentThread}), or null. */
-    private volatile Thread confinedTo;
-    /** The objects whose close would close this confined object, registered with at confinement. */
-    private List<NativeResource> confinedUnder = List.of();
-    /** Objects that close this one without owning it in the tree (a connection id its queue pair). */
-    private volatile List<NativeResource> alsoClosedBy = List.of();
-    /** Owners of open confined objects that this object's close would close, with counts; guarded by state. */
-    private Map<Thread, Integer> confinedBelow;
-    /**
-     * Guards {@code children}, {@code closed}/{@code closer} and {@code owners}: held for a few
-     * field updates only, never while waiting (a lock rather than a monitor, so that a virtual
-     * thread contending for it parks on JDK 22–23 instead of pinning its carrier).
-     */
-    private final ReentrantLock state = new ReentrantLock();
 
     /**
      * A new object under {@code parent} (null for a root such as a Context). The subclass creates
@@ -97,17 +63,11 @@ public abstract class NativeResource implements AutoCloseable {
     protected final void attach(NativeResource... used) {
         try {
             if (parent != null) {
-                parent.adopt(this);
-                state.lock();
-                try {
-                    owners.add(parent);
-                } finally {
-                    state.unlock();
-                }
+                ownership.addOwner(parent);
             }
             for (NativeResource u : used) {
                 if (u != null) {
-                    dependOn(u);
+                    ownership.addOwner(u);
                 }
             }
         } catch (IllegalStateException e) {
@@ -125,13 +85,7 @@ public abstract class NativeResource implements AutoCloseable {
      * completion queue its channel): {@code used} then closes this object before itself.
      */
     protected final void dependOn(NativeResource used) {
-        used.adopt(this);
-        state.lock();
-        try {
-            owners.add(used);
-        } finally {
-            state.unlock();
-        }
+        ownership.addOwner(used);
     }
 
     /**
@@ -139,39 +93,12 @@ public abstract class NativeResource implements AutoCloseable {
      * that move, such as a connection id migrated to another event channel).
      */
     protected final void stopDependingOn(NativeResource used) {
-        state.lock();
-        try {
-            owners.remove(used);
-        } finally {
-            state.unlock();
-        }
-        used.forget(this);
-    }
-
-    private void adopt(NativeResource child) {
-        state.lock();
-        try {
-            ensureOpen();
-            children.add(child);
-        } finally {
-            state.unlock();
-        }
-    }
-
-    private void forget(NativeResource child) {
-        state.lock();
-        try {
-            children.remove(child);
-        } finally {
-            state.unlock();
-        }
+        ownership.removeOwner(used);
     }
 
     /** Throws {@link IllegalStateException} when this object has been closed. */
     protected final void ensureOpen() {
-        if (closed) {
-            throw new IllegalStateException(describe() + " is closed");
-        }
+        guard.ensureOpen();
     }
 
     /**
@@ -179,16 +106,12 @@ public abstract class NativeResource implements AutoCloseable {
      * waits. Throws {@link IllegalStateException} when the object is closed.
      */
     final void enterCall() {
-        CALLS.getAndAdd(this, 1);
-        if (closed) {
-            CALLS.getAndAdd(this, -1);
-            throw new IllegalStateException(describe() + " is closed");
-        }
+        guard.enter();
     }
 
     /** Ends what {@link #enterCall()} started. */
     final void exitCall() {
-        CALLS.getAndAdd(this, -1);
+        guard.exit();
     }
 
     /**
@@ -197,69 +120,30 @@ public abstract class NativeResource implements AutoCloseable {
      * whether the call was counted, for {@link #exitDataPath}.
      */
     final boolean enterDataPath() {
-        if (confinedTo == Thread.currentThread()) {
-            if (closed) {
-                throw new IllegalStateException(describe() + " is closed");
-            }
+        if (confinement.isConfinedToCurrentThread()) {
+            guard.ensureOpen();
             return false;
         }
-        enterCall();
+        guard.enter();
         return true;
     }
 
     /** Ends what {@link #enterDataPath()} started. */
     final void exitDataPath(boolean counted) {
         if (counted) {
-            CALLS.getAndAdd(this, -1);
+            guard.exit();
         }
     }
 
     /**
-     * Confines this object's data path to the calling thread (see the class documentation):
-     * registers the thread with every object whose close would close this one, each of which then
-     * refuses a close from another thread while this object is open. Idempotent on that thread.
+     * Confines this object's data path to the calling thread (see the class documentation).
+     * Idempotent on that thread.
      *
-     * @throws IllegalStateException when this object or one of those is closed, or when this object
-     *                               is confined to another thread already
+     * @throws IllegalStateException when this object or one whose close would close it is closed,
+     *                               or when this object is confined to another thread already
      */
     final void confineToCurrentThread() {
-        Thread me = Thread.currentThread();
-        state.lock();
-        try {
-            ensureOpen();
-            if (confinedTo == me) {
-                return;
-            }
-            if (confinedTo != null) {
-                throw new IllegalStateException(describe() + " is confined to " + confinedTo + " already");
-            }
-        } finally {
-            state.unlock();
-        }
-        List<NativeResource> above = closersOf();
-        List<NativeResource> registered = new ArrayList<>(above.size());
-        try {
-            for (NativeResource a : above) {
-                a.addConfined(me);
-                registered.add(a);
-            }
-            state.lock();
-            try {
-                ensureOpen();
-                if (confinedTo != null) {
-                    throw new IllegalStateException(describe() + " is confined to " + confinedTo + " already");
-                }
-                confinedUnder = above;
-                confinedTo = me;
-            } finally {
-                state.unlock();
-            }
-        } catch (IllegalStateException e) {
-            for (NativeResource a : registered) {
-                a.removeConfined(me);
-            }
-            throw e;
-        }
+        confinement.confineToCurrentThread();
     }
 
     /**
@@ -268,90 +152,12 @@ public abstract class NativeResource implements AutoCloseable {
      * protects it from {@code closer}'s close as well.
      */
     final void alsoClosedBy(NativeResource closer) {
-        List<NativeResource> list = new ArrayList<>(alsoClosedBy);
-        list.add(closer);
-        alsoClosedBy = List.copyOf(list);
+        confinement.alsoClosedBy(closer);
     }
 
     /** Whether this object is confined to the calling thread. */
     final boolean isConfinedToCurrentThread() {
-        return confinedTo == Thread.currentThread();
-    }
-
-    /**
-     * Every object whose close closes this one (its owners, theirs, and so on), each after those
-     * that would close it: registering in this order, a close that races the registration is
-     * either refused or makes the registration fail before anything below it was registered.
-     */
-    private List<NativeResource> closersOf() {
-        List<NativeResource> ordered = new ArrayList<>();
-        addOwnersFirst(this, ordered);
-        ordered.remove(this);
-        return ordered;
-    }
-
-    private static void addOwnersFirst(NativeResource r, List<NativeResource> ordered) {
-        if (ordered.contains(r)) {
-            return;
-        }
-        List<NativeResource> next;
-        r.state.lock();
-        try {
-            next = new ArrayList<>(r.owners);
-        } finally {
-            r.state.unlock();
-        }
-        next.addAll(r.alsoClosedBy);
-        for (NativeResource o : next) {
-            addOwnersFirst(o, ordered);
-        }
-        ordered.add(r);
-    }
-
-    private void addConfined(Thread owner) {
-        state.lock();
-        try {
-            ensureOpen();
-            if (confinedBelow == null) {
-                confinedBelow = new HashMap<>();
-            }
-            confinedBelow.merge(owner, 1, Integer::sum);
-        } finally {
-            state.unlock();
-        }
-    }
-
-    private void removeConfined(Thread owner) {
-        state.lock();
-        try {
-            if (confinedBelow != null && confinedBelow.merge(owner, -1, Integer::sum) == 0) {
-                confinedBelow.remove(owner);
-            }
-        } finally {
-            state.unlock();
-        }
-    }
-
-    /**
-     * Refuses a close by a thread other than the one this object, or an open confined object it
-     * would close, is confined to (a terminated owner cannot be in a call and does not count);
-     * under this object's lock.
-     */
-    private void refuseForeignClose() {
-        Thread me = Thread.currentThread();
-        Thread owner = confinedTo;
-        if (owner != null && owner != me && owner.isAlive()) {
-            throw new IllegalStateException(describe() + " is confined to " + owner
-                    + ": only that thread may close it");
-        }
-        if (confinedBelow != null) {
-            for (Thread t : confinedBelow.keySet()) {
-                if (t != me && t.isAlive()) {
-                    throw new IllegalStateException(describe() + " would close an object confined to " + t
-                            + ": close that object on its thread first");
-                }
-            }
-        }
+        return confinement.isConfinedToCurrentThread();
     }
 
     /**
@@ -361,7 +167,7 @@ public abstract class NativeResource implements AutoCloseable {
      * @throws IllegalStateException when this object has been closed
      */
     protected final Use use() {
-        enterCall();
+        guard.enter();
         return use;
     }
 
@@ -375,26 +181,13 @@ public abstract class NativeResource implements AutoCloseable {
 
         @Override
         public void close() {
-            exitCall();
-        }
-    }
-
-    private void awaitCalls() {
-        int spins = 0;
-        while ((int) CALLS.getVolatile(this) > 0) {
-            if (++spins < 100) {
-                Thread.onSpinWait();
-            } else if (spins < 1000) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(50_000); // a long control-path call, such as registering a large region
-            }
+            guard.exit();
         }
     }
 
     /** Whether {@link #close()} has been called. */
     public final boolean isClosed() {
-        return closed;
+        return guard.isClosed();
     }
 
     /** The native object (for the connection manager); objects without one throw. */
@@ -421,49 +214,30 @@ public abstract class NativeResource implements AutoCloseable {
      */
     @Override
     public final void close() {
-        List<NativeResource> toClose;
-        Thread other;
-        state.lock();
-        try {
-            other = closed ? closer : null;
-            if (!closed) {
-                refuseForeignClose();
-                closed = true;
-                closer = Thread.currentThread();
-                markedClosed();
-            }
-            toClose = other == null ? new ArrayList<>(children) : null;
-            children.clear();
-        } finally {
-            state.unlock();
-        }
-        if (toClose == null) {
-            // closed already, or being closed by another thread: return once it is done, so that
-            // whatever the caller frees next is no longer used by this object
-            if (other != Thread.currentThread()) {
-                awaitClosed();
-            }
+        if (!confinement.close()) {
+            // closed already, or being closed by another thread: return once it is done
+            ownership.awaitClosed();
             return;
         }
+        RuntimeException failure;
         try {
-            closeNow(toClose);
-        } finally {
-            closedLatch.countDown();
-        }
-    }
-
-    private void awaitClosed() {
-        boolean interrupted = false;
-        while (true) {
+            List<NativeResource> dependents = ownership.beginClose();
+            markedClosed();
+            guard.awaitCalls();
+            failure = Ownership.closeNewestFirst(dependents);
             try {
-                closedLatch.await();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
+                destroy();
+            } catch (RuntimeException e) {
+                failure = Ownership.addFailure(failure, e);
+            } finally {
+                ownership.leaveOwners();
+                confinement.release();
             }
+        } finally {
+            ownership.endClose();
         }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
+        if (failure != null) {
+            throw failure;
         }
     }
 
@@ -472,90 +246,11 @@ public abstract class NativeResource implements AutoCloseable {
      * first failure with the later ones suppressed, or null.
      */
     static RuntimeException closeNewestFirst(List<? extends NativeResource> objects) {
-        RuntimeException failure = null;
-        for (int i = objects.size() - 1; i >= 0; i--) {
-            try {
-                objects.get(i).close();
-            } catch (RuntimeException e) {
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
-        return failure;
-    }
-
-    private void closeNow(List<NativeResource> toClose) {
-        awaitCalls();
-        RuntimeException failure = closeNewestFirst(toClose);
-        try {
-            destroy();
-        } catch (RuntimeException e) {
-            if (failure == null) {
-                failure = e;
-            } else {
-                failure.addSuppressed(e);
-            }
-        } finally {
-            List<NativeResource> from;
-            state.lock();
-            try {
-                from = new ArrayList<>(owners);
-                owners.clear();
-            } finally {
-                state.unlock();
-            }
-            for (NativeResource owner : from) {
-                owner.forget(this);
-            }
-            Thread confined = confinedTo;
-            if (confined != null) {
-                for (NativeResource a : confinedUnder) {
-                    a.removeConfined(confined);
-                }
-            }
-        }
-        if (failure != null) {
-            throw failure;
-        }
-    }
-
-    private static final class Bridge implements VerbsAccess.Bridge {
-        @Override
-        public MemorySegment handle(NativeResource resource) {
-            resource.ensureOpen();
-            return resource.handle();
-        }
-
-        @Override
-        public void enter(NativeResource resource) {
-            resource.enterCall();
-        }
-
-        @Override
-        public void exit(NativeResource resource) {
-            resource.exitCall();
-        }
-
-        @Override
-        public Context borrowContext(MemorySegment ibvContext) {
-            return Context.borrow(ibvContext);
-        }
-
-        @Override
-        public QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init, VerbsAccess.QueuePairFactory factory,
-                                         NativeResource closer) {
-            QueuePair qp = new QueuePair(pd, init, factory);
-            qp.alsoClosedBy(closer);
-            return qp;
-        }
-
+        return Ownership.closeNewestFirst(objects);
     }
 
     @Override
     public String toString() {
-        return describe() + (closed ? " (closed)" : "");
+        return describe() + (isClosed() ? " (closed)" : "");
     }
 }

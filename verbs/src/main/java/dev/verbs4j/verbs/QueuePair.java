@@ -7,8 +7,6 @@ import dev.verbs4j.bindings.ibv_qp_attr;
 import dev.verbs4j.bindings.ibv_qp_cap;
 import dev.verbs4j.bindings.ibv_qp_init_attr;
 import dev.verbs4j.bindings.ibv_qp_init_attr_ex;
-import dev.verbs4j.bindings.verbs_context;
-import dev.verbs4j.verbs.internal.ExtendedOps;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Native;
@@ -16,12 +14,7 @@ import dev.verbs4j.verbs.internal.VerbsAccess;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandle;
-import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A queue pair ({@code struct ibv_qp}, from {@code ibv_create_qp()}): RC, UC or UD, or the two
@@ -37,24 +30,14 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class QueuePair extends NativeResource {
 
-
     /** The Q_Key UD queue pairs get unless told otherwise (as in the rdma-core examples). */
     public static final int DEFAULT_QKEY = 0x11111111;
 
     /** The destination QPN of a UD send to a multicast group: every queue pair attached to it receives. */
     public static final int MULTICAST_QPN = 0xffffff;
 
-    /** A multicast group this queue pair is attached to: its MGID and multicast LID. */
-    private record Group(Gid mgid, int mlid) {
-        @Override
-        public String toString() {
-            return "multicast group " + mgid + " (MLID 0x" + Integer.toHexString(mlid) + ")";
-        }
-    }
-
-    /** The groups attached through this object, detached before it is destroyed; guarded by groupsLock. */
-    private final Set<Group> groups = new LinkedHashSet<>();
-    private final ReentrantLock groupsLock = new ReentrantLock();
+    /** The multicast groups attached through this object, detached before it is destroyed. */
+    private final MulticastGroups multicast = new MulticastGroups(this);
 
     private final ProtectionDomain pd;
     private final Context context;
@@ -69,14 +52,6 @@ public final class QueuePair extends NativeResource {
     private final int maxSendSge;
     private final int maxRecvSge;
     private final int maxInlineData;
-    /**
-     * The creating verbs, bound when a program first creates a queue pair itself (one that the
-     * connection manager creates needs neither).
-     */
-    private static final class Create {
-        static final MethodHandle QP = Ibv.withErrno("ibv_create_qp");
-        static final MethodHandle QP_EX = Native.downcallPointerWithErrno(verbs_context.create_qp_ex.descriptor());
-    }
     /** {@code IBV_QP_INIT_ATTR_*} bits of {@code ibv_create_qp_ex()}. */
     static final int INIT_ATTR_PD = 1;
     static final int INIT_ATTR_XRCD = 1 << 1;
@@ -114,44 +89,9 @@ public final class QueuePair extends NativeResource {
              Use heldRecvCq = recvCq == null ? null : recvCq.use();
              Use heldSrq = init.srq() == null ? null : init.srq().use();
              Arena arena = Arena.ofConfined()) {
-            boolean extended = init.sendOps() != 0;
-            MemorySegment attr = arena.allocate(extended ? ibv_qp_init_attr_ex.layout() : ibv_qp_init_attr.layout());
-            // ibv_qp_init_attr is the prefix of ibv_qp_init_attr_ex: the common fields are written alike.
-            ibv_qp_init_attr.send_cq(attr, init.sendCq().handle());
-            if (receives) {
-                ibv_qp_init_attr.recv_cq(attr, init.recvCq().handle());
-            }
-            ibv_qp_init_attr.qp_type(attr, type.code());
-            if (init.srq() != null) {
-                ibv_qp_init_attr.srq(attr, init.srq().handle());
-            }
-            ibv_qp_init_attr.sq_sig_all(attr, init.signalAll() ? 1 : 0);
-            MemorySegment cap = ibv_qp_init_attr.cap(attr);
-            ibv_qp_cap.max_send_wr(cap, init.maxSendWr());
-            int recvWr = receives ? init.maxRecvWr() : 0;
-            int recvSge = receives ? init.maxRecvSge() : 0;
-            ibv_qp_cap.max_recv_wr(cap, recvWr);
-            ibv_qp_cap.max_send_sge(cap, init.maxSendSge());
-            ibv_qp_cap.max_recv_sge(cap, recvSge);
-            ibv_qp_cap.max_inline_data(cap, init.maxInlineData());
-            String what = type + " QP on " + pd.context().name() + " (send_wr " + init.maxSendWr() + ", recv_wr "
-                    + recvWr + ", send_sge " + init.maxSendSge() + ", recv_sge " + recvSge
-                    + ", inline " + init.maxInlineData() + (extended ? ", send ops 0x" + Long.toHexString(init.sendOps()) : "") + ")";
-            if (extended) {
-                ibv_qp_init_attr_ex.comp_mask(attr, INIT_ATTR_PD | INIT_ATTR_SEND_OPS_FLAGS);
-                ibv_qp_init_attr_ex.pd(attr, pd.handle());
-                ibv_qp_init_attr_ex.send_ops_flags(attr, init.sendOps());
-            }
-            if (factory != null) {
-                this.qp = Native.sized(factory.create(attr, extended), ibv_qp.sizeof());
-            } else if (extended) {
-                this.qp = createExtended(pd.context(), attr, what);
-            } else {
-                // ibv_create_qp_ex() with IBV_QP_INIT_ATTR_PD alone is ibv_create_qp() (verbs.h); XRC send
-                // queue pairs are named by the verb that C programs create them with
-                String verb = type == QpType.XRC_SEND ? "ibv_create_qp_ex" : "ibv_create_qp";
-                this.qp = Ibv.create(Create.QP, verb, what, ibv_qp.sizeof(), pd.handle(), attr);
-            }
+            QpInitAttributes created = QpInitAttributes.write(arena, init, pd, receives);
+            this.qp = created.create(pd, factory);
+            MemorySegment cap = created.cap();
             this.maxSendWr = ibv_qp_cap.max_send_wr(cap);
             this.maxRecvWr = ibv_qp_cap.max_recv_wr(cap);
             this.maxSendSge = ibv_qp_cap.max_send_sge(cap);
@@ -188,7 +128,7 @@ public final class QueuePair extends NativeResource {
             ibv_qp_init_attr_ex.qp_type(attr, type.code());
             ibv_qp_init_attr_ex.comp_mask(attr, INIT_ATTR_XRCD);
             ibv_qp_init_attr_ex.xrcd(attr, xrcd.handle());
-            this.qp = createExtended(context, attr, type + " QP in " + xrcd.describe());
+            this.qp = QpInitAttributes.createExtended(context, attr, type + " QP in " + xrcd.describe());
             this.maxSendWr = 0;
             this.maxRecvWr = 0;
             this.maxSendSge = 0;
@@ -234,11 +174,6 @@ public final class QueuePair extends NativeResource {
         this.extended = init.sendOps() != 0 ? new ExtendedQueuePair(this, qp) : null;
         attach(init.sendCq(), init.recvCq() != init.sendCq() ? init.recvCq() : null);
         context.track(qp.address(), this);
-    }
-
-    private static MemorySegment createExtended(Context context, MemorySegment attr, String what) {
-        MemorySegment op = ExtendedOps.op(context.handle(), verbs_context.create_qp_ex$offset());
-        return Ibv.createThrough(Create.QP_EX, op, "ibv_create_qp_ex", what, ibv_qp.sizeof(), context.handle(), attr);
     }
 
     /**
@@ -502,17 +437,7 @@ public final class QueuePair extends NativeResource {
      */
     public void attachMulticast(Gid mgid, int mlid) {
         try (Use held = use()) {
-            Group g = group(mgid, mlid);
-            groupsLock.lock();
-            try {
-                if (groups.contains(g)) {
-                    throw new IllegalStateException(describe() + " is attached to " + g + " already");
-                }
-                Ibv.check(callMulticast(true, g), "ibv_attach_mcast", describe() + ", " + g);
-                groups.add(g);
-            } finally {
-                groupsLock.unlock();
-            }
+            multicast.attach(qp, mgid, mlid);
         }
     }
 
@@ -526,17 +451,7 @@ public final class QueuePair extends NativeResource {
      */
     public void detachMulticast(Gid mgid, int mlid) {
         try (Use held = use()) {
-            Group g = group(mgid, mlid);
-            groupsLock.lock();
-            try {
-                if (!groups.contains(g)) {
-                    throw new IllegalStateException(describe() + " is not attached to " + g);
-                }
-                Ibv.check(callMulticast(false, g), "ibv_detach_mcast", describe() + ", " + g);
-                groups.remove(g);
-            } finally {
-                groupsLock.unlock();
-            }
+            multicast.detach(qp, mgid, mlid);
         }
     }
 
@@ -547,44 +462,7 @@ public final class QueuePair extends NativeResource {
      */
     public List<Gid> multicastGroups() {
         ensureOpen();
-        groupsLock.lock();
-        try {
-            return groups.stream().map(Group::mgid).toList();
-        } finally {
-            groupsLock.unlock();
-        }
-    }
-
-    /** The group of {@code mgid} and {@code mlid} after the checks that need no device. */
-    private Group group(Gid mgid, int mlid) {
-        checkMulticast(type, mgid, mlid);
-        return new Group(mgid, mlid);
-    }
-
-    /** Checks a multicast attach or detach of a queue pair of {@code type}. */
-    static void checkMulticast(QpType type, Gid mgid, int mlid) {
-        if (type != QpType.UD) {
-            throw new IllegalStateException("only UD queue pairs join multicast groups; this one is " + type);
-        }
-        if (mgid == null) {
-            throw new IllegalArgumentException("mgid is null");
-        }
-        if (!mgid.isMulticast()) {
-            throw new IllegalArgumentException("mgid " + mgid
-                    + " is no multicast GID (ff00::/8, or an IPv4 group ::ffff:224.0.0.0/100)");
-        }
-        if (mlid != 0 && (mlid < 0xc000 || mlid > 0xfffe)) {
-            throw new IllegalArgumentException("mlid 0x" + Integer.toHexString(mlid)
-                    + " is no multicast LID (0 on RoCE, else 0xc000 to 0xfffe)");
-        }
-    }
-
-    private int callMulticast(boolean attach, Group g) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment gid = arena.allocate(Gid.BYTES, 8);
-            gid.copyFrom(MemorySegment.ofArray(g.mgid().raw()));
-            return Ibv.multicast(attach, qp, gid, (short) g.mlid());
-        }
+        return multicast.mgids();
     }
 
     /**
@@ -666,26 +544,7 @@ public final class QueuePair extends NativeResource {
     protected void destroy() {
         context.untrack(qp.address());
         // a queue pair still attached to a group cannot be destroyed (EBUSY): detach first
-        RuntimeException failure = null;
-        List<Group> attached;
-        groupsLock.lock();
-        try {
-            attached = new ArrayList<>(groups);
-            groups.clear();
-        } finally {
-            groupsLock.unlock();
-        }
-        for (Group g : attached) {
-            int rc = callMulticast(false, g);
-            if (rc != 0) {
-                VerbsException e = new VerbsException("ibv_detach_mcast", rc, describe() + ", " + g);
-                if (failure == null) {
-                    failure = e;
-                } else {
-                    failure.addSuppressed(e);
-                }
-            }
-        }
+        RuntimeException failure = multicast.detachAll(qp);
         if (borrowed) {
             if (failure != null) {
                 throw failure;

@@ -17,24 +17,8 @@ public enum TransportType implements IntCoded {
     /** A value this version of verbs4j does not know. */
     UNKNOWN(Integer.MIN_VALUE, "unknown");
 
-    private final int code;
-    private final String label;
-
     TransportType(int code, String label) {
-        this.code = code;
-        this.label = label;
-    }
-
-    /** The C value. */
-    @Override
-    public int code() {
-        return code;
-    }
-
-    /** The name the rdma-core tools print for it. */
-    @Override
-    public String label() {
-        return label;
+        IntCoded.define(this, code, label);
     }
 
     /** The constant for the C value {@code code}, or {@link #UNKNOWN}. */

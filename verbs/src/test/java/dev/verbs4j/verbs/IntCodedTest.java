@@ -36,4 +36,15 @@ class IntCodedTest {
         assertThat(TransportType.of(1)).isSameAs(TransportType.IWARP);
         assertThat(AtomicCapability.of(7)).isSameAs(AtomicCapability.UNKNOWN);
     }
+
+    @Test
+    void eachConstantKeepsTheCodeAndNameItsConstructorDefined() {
+        assertThat(Mtu.MTU_1024.code()).isEqualTo(3);
+        assertThat(Mtu.MTU_1024.label()).isEqualTo("1024");
+        assertThat(GidType.ROCE_V2.label()).isEqualTo("RoCE v2");
+        assertThat(PortState.ACTIVE.label()).isEqualTo("PORT_ACTIVE");
+        assertThat(TransportType.UNKNOWN.code()).isEqualTo(Integer.MIN_VALUE);
+        assertThat(TransportType.UNKNOWN.label()).isEqualTo("unknown");
+        assertThat(NodeType.UNSPECIFIED.code()).isEqualTo(7);
+    }
 }

@@ -33,26 +33,26 @@ class MulticastArgumentsTest {
     void onlyUdQueuePairsJoinGroups() {
         Gid group = Gid.of(HexFormat.of().parseHex("ff0100000002c9850000000000000000"));
         for (QpType t : new QpType[]{QpType.RC, QpType.UC, QpType.XRC_SEND, QpType.XRC_RECV}) {
-            assertThatThrownBy(() -> QueuePair.checkMulticast(t, group, 0)).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> MulticastGroups.check(t, group, 0)).isInstanceOf(IllegalStateException.class)
                     .hasMessage("only UD queue pairs join multicast groups; this one is " + t);
         }
-        assertThatCode(() -> QueuePair.checkMulticast(QpType.UD, group, 0)).doesNotThrowAnyException();
+        assertThatCode(() -> MulticastGroups.check(QpType.UD, group, 0)).doesNotThrowAnyException();
     }
 
     @Test
     void theGroupMustBeAMulticastGidAndTheLidAMulticastLid() {
         Gid group = Gid.of(HexFormat.of().parseHex("ff0100000002c9850000000000000000"));
         Gid unicast = Gid.of(HexFormat.of().parseHex("00000000000000000000ffffc6120001"));
-        assertThatThrownBy(() -> QueuePair.checkMulticast(QpType.UD, null, 0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> MulticastGroups.check(QpType.UD, null, 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("mgid is null");
-        assertThatThrownBy(() -> QueuePair.checkMulticast(QpType.UD, unicast, 0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> MulticastGroups.check(QpType.UD, unicast, 0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("mgid ::ffff:198.18.0.1 is no multicast GID");
         for (int lid : new int[]{1, 0xbfff, 0xffff, 0x10000, -1}) {
-            assertThatThrownBy(() -> QueuePair.checkMulticast(QpType.UD, group, lid)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> MulticastGroups.check(QpType.UD, group, lid)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("is no multicast LID");
         }
         for (int lid : new int[]{0, 0xc000, 0xc001, 0xfffe}) {
-            assertThatCode(() -> QueuePair.checkMulticast(QpType.UD, group, lid)).doesNotThrowAnyException();
+            assertThatCode(() -> MulticastGroups.check(QpType.UD, group, lid)).doesNotThrowAnyException();
         }
     }
 
