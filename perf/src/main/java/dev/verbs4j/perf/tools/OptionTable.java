@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import static dev.verbs4j.perf.tools.OptionValues.isInteger;
 import static dev.verbs4j.perf.tools.OptionValues.number;
@@ -113,7 +114,10 @@ final class OptionTable {
             flag('U', "report-unsorted", Tools.only(o -> o.kind == Kind.LAT, " is Available only on Latency tests"),
                     o -> o.unsorted = true),
             value('A', "atomic_type", Tools.only(o -> o.verb == Verb.ATOMIC, " You are not running the atomic_lat/bw test!\n"
-                    + " To change the atomic action type, you must run one of the atomic tests"), OptionTable::atomicType),
+                    + " To change the atomic action type, you must run one of the atomic tests"), (o, a, out, err) -> choice(a, Map.of("CMP_AND_SWAP", AtomicType.CMP_AND_SWAP,
+                    "FETCH_AND_ADD", AtomicType.FETCH_AND_ADD), v -> o.atomicType = v,
+                    // perftest exits right there, without the parser's closing line
+                    () -> refuseQuietly(o, err, " Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}"))),
             flag('O', "dualport", o -> {
                 o.ibPort = 1;
                 o.dualport = true;
@@ -164,9 +168,17 @@ final class OptionTable {
             value("typical_pkt_size", (o, a, out, err) -> range(a, "Typical pkt size", 0, 0xFFFF, err,
                     v -> o.typicalPktSize = v)),
             value("rate_limit", OptionTable::rateLimit),
-            value("rate_limit_type", OptionTable::rateLimitType),
-            value("rate_units", OptionTable::rateUnits),
-            value("output", OptionTable::output),
+            value("rate_limit_type", (o, a, out, err) -> {
+                o.rateLimitTypeGiven = true;
+                return choice(a, Map.of("SW", RateLimitType.SW, "HW", RateLimitType.HW, "PP", RateLimitType.PP),
+                        v -> o.rateLimitType = v, () -> refuse(err, " Invalid rate limit type flag. Please use HW, SW or PP."));
+            }),
+            value("rate_units", (o, a, out, err) -> choice(a, Map.of("M", RateUnits.MEGA_BYTE_PS, "g", RateUnits.GIGA_BIT_PS,
+                    "p", RateUnits.PACKET_PS), v -> o.rateUnits = v,
+                    () -> refuse(err, " Invalid rate limit units. Please use M,g or p"))),
+            value("output", (o, a, out, err) -> choice(a, Map.of("bandwidth", Output.BANDWIDTH, "message_rate",
+                    Output.MESSAGE_RATE, "latency", Output.LATENCY), v -> o.output = v, () -> refuse(err,
+                    " Invalid verbosity level output flag. Please use bandwidth, latency, message_rate"))),
             flag("cpu_util", o -> o.cpuUtil = true),
             flag("out_json", o -> o.outJson = true),
             value("out_json_file", set(o -> a -> o.outJsonFile = a)), // only the name: --out_json turns the file on
@@ -346,15 +358,13 @@ final class OptionTable {
         return null;
     }
 
-    private static Integer atomicType(PerfOptions o, String a, PrintStream out, PrintStream err) {
-        switch (a) {
-            case "CMP_AND_SWAP" -> o.atomicType = AtomicType.CMP_AND_SWAP;
-            case "FETCH_AND_ADD" -> o.atomicType = AtomicType.FETCH_AND_ADD;
-            // perftest exits right there, without the parser's closing line
-            default -> {
-                return refuseQuietly(o, err, " Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}");
-            }
+    /** A value out of {@code choices} (spelled exactly), set by {@code set}; else what {@code refusal} returns. */
+    private static <T> Integer choice(String a, Map<String, T> choices, Consumer<T> set, Supplier<Integer> refusal) {
+        T v = choices.get(a);
+        if (v == null) {
+            return refusal.get();
         }
+        set.accept(v);
         return null;
     }
 
@@ -382,43 +392,6 @@ final class OptionTable {
         }
         if (o.rateLimitType == RateLimitType.DISABLED) {
             o.rateLimitType = RateLimitType.HW;
-        }
-        return null;
-    }
-
-    private static Integer rateUnits(PerfOptions o, String a, PrintStream out, PrintStream err) {
-        switch (a) {
-            case "M" -> o.rateUnits = RateUnits.MEGA_BYTE_PS;
-            case "g" -> o.rateUnits = RateUnits.GIGA_BIT_PS;
-            case "p" -> o.rateUnits = RateUnits.PACKET_PS;
-            default -> {
-                return refuse(err, " Invalid rate limit units. Please use M,g or p");
-            }
-        }
-        return null;
-    }
-
-    private static Integer rateLimitType(PerfOptions o, String a, PrintStream out, PrintStream err) {
-        o.rateLimitTypeGiven = true;
-        switch (a) {
-            case "SW" -> o.rateLimitType = RateLimitType.SW;
-            case "HW" -> o.rateLimitType = RateLimitType.HW;
-            case "PP" -> o.rateLimitType = RateLimitType.PP;
-            default -> {
-                return refuse(err, " Invalid rate limit type flag. Please use HW, SW or PP.");
-            }
-        }
-        return null;
-    }
-
-    private static Integer output(PerfOptions o, String a, PrintStream out, PrintStream err) {
-        switch (a) {
-            case "bandwidth" -> o.output = Output.BANDWIDTH;
-            case "message_rate" -> o.output = Output.MESSAGE_RATE;
-            case "latency" -> o.output = Output.LATENCY;
-            default -> {
-                return refuse(err, " Invalid verbosity level output flag. Please use bandwidth, latency, message_rate");
-            }
         }
         return null;
     }

@@ -12,22 +12,14 @@ import java.util.concurrent.ThreadLocalRandom;
  * Where the buffer of a perftest run comes from when it is not plain memory: a file mapped with
  * {@code --mmap}, or huge pages ({@code --use_hugepages}); with perftest's messages when that fails.
  * The mappings belong to the run's {@link RdmaArena}, which frees them when the resources close.
+ *
+ * @param o     the run's options ({@code --mmap}, {@code --mmap-offset})
+ * @param out   where perftest's lines about the mapping go
+ * @param err   where its failures go
+ * @param arena the arena the mappings belong to
  */
-final class PerftestBuffer {
+record PerftestBuffer(PerfOptions o, PrintStream out, PrintStream err, RdmaArena arena) {
 
-    private final PerfOptions o;
-    private final PrintStream out;
-    private final PrintStream err;
-    private final RdmaArena arena;
-
-    PerftestBuffer(PerfOptions o, PrintStream out, PrintStream err, RdmaArena arena) {
-        this.o = o;
-        this.out = out;
-        this.err = err;
-        this.arena = arena;
-    }
-
-    /** perftest's end when its memory region cannot be made: {@code message}, then its closing lines. */
     static ToolExit noRegion(PrintStream err, String message) {
         if (message != null) {
             err.print(message + "\n");

@@ -261,8 +261,8 @@ final class PingPong extends PingPongBase {
     // ---- the exchange ----
 
     private QueuePairEndpoint clientExchange(QueuePairEndpoint local) throws ToolExit {
-        return exchange.asClient(serverName, tcpPort, x -> {
-            exchange.sendLocal(x, local);
+        return exchange().asClient(serverName, tcpPort, x -> {
+            exchange().sendLocal(x, local);
             try {
                 QueuePairEndpoint remote = x.receive();
                 x.sendDone();
@@ -275,8 +275,8 @@ final class PingPong extends PingPongBase {
     }
 
     private QueuePairEndpoint serverExchange(QueuePairEndpoint local) throws ToolExit {
-        return exchange.asServer(tcpPort, x -> {
-            QueuePairEndpoint remote = exchange.receiveRemote(x, "server read", "");
+        return exchange().asServer(tcpPort, x -> {
+            QueuePairEndpoint remote = exchange().receiveRemote(x, "server read", "");
             if (!connectQp(local.psn(), remote)) {
                 throw exit("Couldn't connect to remote QP");
             }

@@ -98,15 +98,16 @@ abstract class PingPongBase {
     long rcnt;
     long scnt;
 
-    /** The TCP exchange of the addresses, with the C programs' messages. */
-    final PingPongExchange exchange;
-
     PingPongBase(String program, long defaultSize, PrintStream out, PrintStream err) {
         this.program = program;
         this.size = defaultSize;
         this.out = out;
         this.err = err;
-        this.exchange = new PingPongExchange(err);
+    }
+
+    /** The TCP exchange of the addresses, with the C programs' messages. */
+    final PingPongExchange exchange() {
+        return new PingPongExchange(err);
     }
 
     /** Runs the tool with {@code args}; returns the C program's exit status, everything freed. */

@@ -13,19 +13,15 @@ import java.net.UnknownHostException;
  * connection as client or server, the local addresses sent and the remote ones read, each failure
  * with the C programs' message on stderr and exit status 1. Owns each connection while its
  * conversation runs.
+ *
+ * @param err where the messages go
  */
-final class PingPongExchange {
+record PingPongExchange(PrintStream err) {
 
     /** One side's part of the TCP exchange, on an open connection. */
     @FunctionalInterface
     interface Conversation<T> {
         T over(OutOfBandExchange x) throws ToolExit;
-    }
-
-    private final PrintStream err;
-
-    PingPongExchange(PrintStream err) {
-        this.err = err;
     }
 
     /** Connects to the server (as a client) and has {@code talk} there; the connection is closed after. */

@@ -186,8 +186,8 @@ public final class SrqPingPong extends PingPongBase {
     // ---- the exchange ----
 
     private QueuePairEndpoint[] clientExchange(QueuePairEndpoint[] local) throws ToolExit {
-        return exchange.asClient(serverName, tcpPort, x -> {
-            exchange.sendLocal(x, local);
+        return exchange().asClient(serverName, tcpPort, x -> {
+            exchange().sendLocal(x, local);
             QueuePairEndpoint[] remote = receiveAll(x, "client read");
             finishExchange(x);
             return remote;
@@ -195,12 +195,12 @@ public final class SrqPingPong extends PingPongBase {
     }
 
     private QueuePairEndpoint[] serverExchange(QueuePairEndpoint[] local) throws ToolExit {
-        return exchange.asServer(tcpPort, x -> {
+        return exchange().asServer(tcpPort, x -> {
             QueuePairEndpoint[] remote = receiveAll(x, "server read");
             if (!connectQps(local, remote)) {
                 throw exit("Couldn't connect to remote QP");
             }
-            exchange.sendLocal(x, local);
+            exchange().sendLocal(x, local);
             finishExchange(x);
             return remote;
         });
@@ -224,7 +224,7 @@ public final class SrqPingPong extends PingPongBase {
     private QueuePairEndpoint[] receiveAll(OutOfBandExchange x, String who) throws ToolExit {
         QueuePairEndpoint[] remote = new QueuePairEndpoint[MAX_QP];
         for (int i = 0; i < MAX_QP; ++i) {
-            remote[i] = exchange.receiveRemote(x, who, " [" + i + "]");
+            remote[i] = exchange().receiveRemote(x, who, " [" + i + "]");
         }
         return remote;
     }
