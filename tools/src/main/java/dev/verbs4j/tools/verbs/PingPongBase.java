@@ -98,16 +98,17 @@ abstract class PingPongBase {
     long rcnt;
     long scnt;
 
+    /** The TCP exchange of the addresses, with the C programs' messages. */
+    final PingPongExchange exchange() {
+        return new PingPongExchange(err);
+    }
+
+    /** A tool named {@code program} as C spells it, {@code defaultSize} its {@code -s} unless given. */
     PingPongBase(String program, long defaultSize, PrintStream out, PrintStream err) {
         this.program = program;
         this.size = defaultSize;
         this.out = out;
         this.err = err;
-    }
-
-    /** The TCP exchange of the addresses, with the C programs' messages. */
-    final PingPongExchange exchange() {
-        return new PingPongExchange(err);
     }
 
     /** Runs the tool with {@code args}; returns the C program's exit status, everything freed. */
