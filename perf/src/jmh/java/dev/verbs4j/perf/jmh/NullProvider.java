@@ -1,15 +1,20 @@
 package dev.verbs4j.perf.jmh;
 
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.NodeType;
+import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.ProtectionDomain;
 import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairInit;
+import dev.verbs4j.verbs.ReceiveRequests;
+import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendOps;
+import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.TransportType;
 import dev.verbs4j.verbs.Borrowed;
 
@@ -299,6 +304,37 @@ public final class NullProvider implements AutoCloseable {
             return (long) handle.invokeExact();
         } catch (Throwable t) {
             throw new IllegalStateException(t);
+        }
+    }
+
+    /** Makes every request of {@code list} a signaled SEND of the region's first 64 bytes; returns {@code list}. */
+    public SendRequests signaledSends(SendRequests list) {
+        for (int i = 0; i < list.capacity(); i++) {
+            list.reset(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(memoryRegion(), 0, 64);
+        }
+        return list;
+    }
+
+    /** Makes every request of {@code list} a receive into the region's first 64 bytes; returns {@code list}. */
+    public ReceiveRequests receives(ReceiveRequests list) {
+        for (int i = 0; i < list.capacity(); i++) {
+            list.reset(i).sge(memoryRegion(), 0, 64);
+        }
+        return list;
+    }
+
+    /**
+     * A benchmark's tear-down: closes {@code resources}, then this provider, and throws when the
+     * provider did not count {@code id} posts and polls, the benchmark's own count.
+     */
+    public void closeCounted(long id, AutoCloseable... resources) {
+        long posted = posted();
+        long polled = polled();
+        Closeables.closeAll(resources);
+        close();
+        if (posted != id || polled != id) {
+            throw new IllegalStateException("the provider counted " + posted + " posted and " + polled
+                    + " polled, the benchmark " + id);
         }
     }
 

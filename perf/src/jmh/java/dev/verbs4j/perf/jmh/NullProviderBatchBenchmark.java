@@ -3,7 +3,6 @@ package dev.verbs4j.perf.jmh;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.ExtendedQueuePair;
 import dev.verbs4j.verbs.MemoryRegion;
-import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendFlags;
@@ -47,7 +46,7 @@ import java.util.concurrent.TimeUnit;
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
-public class NullProviderBatchBenchmark {
+public class NullProviderBatchBenchmark extends NullProviderLists {
 
     private static final int MAX = NullProvider.MAX_BATCH;
     /** {@code next} of a work request lies at offset 8. */
@@ -92,16 +91,10 @@ public class NullProviderBatchBenchmark {
         provider = NullProvider.open();
         qp = provider.queuePair();
         cq = provider.completionQueue();
-        sends = new SendRequests(MAX, 1);
-        confinedSends = SendRequests.confined(MAX, 1);
-        receives = new ReceiveRequests(MAX, 1);
-        confinedReceives = ReceiveRequests.confined(MAX, 1);
-        for (int i = 0; i < MAX; i++) {
-            sends.reset(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
-            confinedSends.reset(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
-            receives.reset(i).sge(provider.memoryRegion(), 0, 64);
-            confinedReceives.reset(i).sge(provider.memoryRegion(), 0, 64);
-        }
+        sends = provider.signaledSends(new SendRequests(MAX, 1));
+        confinedSends = provider.signaledSends(SendRequests.confined(MAX, 1));
+        receives = provider.receives(new ReceiveRequests(MAX, 1));
+        confinedReceives = provider.receives(ReceiveRequests.confined(MAX, 1));
         for (int n : new int[]{1, 8, 32}) {
             wcs[n] = new WorkCompletions(n);
             confinedWcs[n] = WorkCompletions.confined(n);
@@ -138,22 +131,8 @@ public class NullProviderBatchBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        long posted = provider.posted();
-        long polled = provider.polled();
-        sends.close();
-        confinedSends.close();
-        receives.close();
-        confinedReceives.close();
-        for (int n : new int[]{1, 8, 32}) {
-            wcs[n].close();
-            confinedWcs[n].close();
-        }
-        provider.close();
-        arena.close();
-        if (posted != id || polled != id) {
-            throw new IllegalStateException("the provider counted " + posted + " posted and " + polled
-                    + " polled, the benchmark " + id);
-        }
+        provider.closeCounted(id, sends, confinedSends, receives, confinedReceives, wcs[1], confinedWcs[1], wcs[8],
+                confinedWcs[8], wcs[32], confinedWcs[32], arena);
     }
 
     // ---- sends: n per post, n completions per poll; per message
@@ -161,18 +140,6 @@ public class NullProviderBatchBenchmark {
     @Benchmark
     public long send1() {
         return send(sends, wcs[1], 1);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(8)
-    public long send8() {
-        return send(sends, wcs[8], 8);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(32)
-    public long send32() {
-        return send(sends, wcs[32], 32);
     }
 
     @Benchmark
@@ -212,23 +179,6 @@ public class NullProviderBatchBenchmark {
     // ---- sends through the extended API (ibv_wr_*): n per batch, n completions per poll; per message
 
     @Benchmark
-    public long sendExtended1() {
-        return sendExtended(1);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(8)
-    public long sendExtended8() {
-        return sendExtended(8);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(32)
-    public long sendExtended32() {
-        return sendExtended(32);
-    }
-
-    @Benchmark
     public long sendExtendedRaw1() throws Throwable {
         return sendExtendedRaw(1);
     }
@@ -246,23 +196,6 @@ public class NullProviderBatchBenchmark {
     }
 
     // ---- receives: n per post; per receive
-
-    @Benchmark
-    public void receive1() {
-        qp.postReceive(receives, 1);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(8)
-    public void receive8() {
-        qp.postReceive(receives, 8);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(32)
-    public void receive32() {
-        qp.postReceive(receives, 32);
-    }
 
     @Benchmark
     public void receiveConfined1() {
@@ -296,6 +229,16 @@ public class NullProviderBatchBenchmark {
     @OperationsPerInvocation(32)
     public void receiveRaw32() throws Throwable {
         receiveRaw(32);
+    }
+
+    @Override
+    long send(int n) {
+        return send(sends, wcs[n], n);
+    }
+
+    @Override
+    void receive(int n) {
+        qp.postReceive(receives, n);
     }
 
     private long send(SendRequests list, WorkCompletions completions, int n) {
@@ -338,7 +281,8 @@ public class NullProviderBatchBenchmark {
         return id;
     }
 
-    private long sendExtended(int n) {
+    @Override
+    long sendExtended(int n) {
         id = sendExtended(xqp, mr, cq, wcs[n], n, id);
         return id;
     }

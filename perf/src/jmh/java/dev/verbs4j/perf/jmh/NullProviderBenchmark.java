@@ -55,7 +55,6 @@ public class NullProviderBenchmark {
     private WorkCompletions confinedWcs;
     private long id;
 
-
     private Arena arena;
     private MemorySegment rawQp;
     private MemorySegment rawCq;
@@ -88,18 +87,7 @@ public class NullProviderBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        long posted = provider.posted();
-        long polled = provider.polled();
-        sends.close();
-        wcs.close();
-        confinedSends.close();
-        confinedWcs.close();
-        provider.close();
-        arena.close();
-        if (posted != id || polled != id) {
-            throw new IllegalStateException("the provider counted " + posted + " posted and " + polled
-                    + " polled, the benchmark " + id);
-        }
+        provider.closeCounted(id, sends, wcs, confinedSends, confinedWcs, arena);
     }
 
     /** post_send + poll_cq of one signaled SEND. */

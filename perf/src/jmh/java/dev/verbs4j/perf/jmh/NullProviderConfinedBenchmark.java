@@ -2,10 +2,8 @@ package dev.verbs4j.perf.jmh;
 
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.ExtendedQueuePair;
-import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.ReceiveRequests;
-import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.WorkCompletions;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -14,7 +12,6 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
@@ -37,7 +34,7 @@ import java.util.concurrent.TimeUnit;
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
-public class NullProviderConfinedBenchmark {
+public class NullProviderConfinedBenchmark extends NullProviderLists {
 
     private static final int MAX = NullProvider.MAX_BATCH;
 
@@ -57,12 +54,8 @@ public class NullProviderConfinedBenchmark {
         qp = provider.queuePair().confine();
         xqp = provider.extendedQueuePair().confine().extended();
         cq = provider.completionQueue().confine();
-        sends = SendRequests.confined(MAX, 1);
-        receives = ReceiveRequests.confined(MAX, 1);
-        for (int i = 0; i < MAX; i++) {
-            sends.reset(i).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
-            receives.reset(i).sge(provider.memoryRegion(), 0, 64);
-        }
+        sends = provider.signaledSends(SendRequests.confined(MAX, 1));
+        receives = provider.receives(ReceiveRequests.confined(MAX, 1));
         for (int n : new int[]{1, 8, 32}) {
             wcs[n] = WorkCompletions.confined(n);
         }
@@ -70,18 +63,7 @@ public class NullProviderConfinedBenchmark {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        long posted = provider.posted();
-        long polled = provider.polled();
-        sends.close();
-        receives.close();
-        for (int n : new int[]{1, 8, 32}) {
-            wcs[n].close();
-        }
-        provider.close();
-        if (posted != id || polled != id) {
-            throw new IllegalStateException("the provider counted " + posted + " posted and " + polled
-                    + " polled, the benchmark " + id);
-        }
+        provider.closeCounted(id, sends, receives, wcs[1], wcs[8], wcs[32]);
     }
 
     /** post_send + poll_cq of one signaled SEND, as {@link NullProviderBenchmark#postSendPollCq}. */
@@ -90,58 +72,19 @@ public class NullProviderConfinedBenchmark {
         return send(1);
     }
 
-    @Benchmark
-    @OperationsPerInvocation(8)
-    public long send8() {
-        return send(8);
+    @Override
+    void receive(int n) {
+        qp.postReceive(receives, n);
     }
 
-    @Benchmark
-    @OperationsPerInvocation(32)
-    public long send32() {
-        return send(32);
-    }
-
-    @Benchmark
-    public long sendExtended1() {
-        return sendExtended(1);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(8)
-    public long sendExtended8() {
-        return sendExtended(8);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(32)
-    public long sendExtended32() {
-        return sendExtended(32);
-    }
-
-    @Benchmark
-    public void receive1() {
-        qp.postReceive(receives, 1);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(8)
-    public void receive8() {
-        qp.postReceive(receives, 8);
-    }
-
-    @Benchmark
-    @OperationsPerInvocation(32)
-    public void receive32() {
-        qp.postReceive(receives, 32);
-    }
-
-    private long sendExtended(int n) {
+    @Override
+    long sendExtended(int n) {
         id = NullProviderBatchBenchmark.sendExtended(xqp, provider.memoryRegion(), cq, wcs[n], n, id);
         return id;
     }
 
-    private long send(int n) {
+    @Override
+    long send(int n) {
         id = NullProviderBatchBenchmark.send(qp, cq, sends, wcs[n], n, id);
         return id;
     }

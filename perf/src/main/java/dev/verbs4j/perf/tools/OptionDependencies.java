@@ -237,38 +237,38 @@ final class OptionDependencies {
 
     /** DC streams and mlx5 crypto, refused as perftest 4.5 (built with both) refuses them for RC/UC/UD. */
     private Integer hardwareSpecific() {
-        if (o.logDciStreams != 0) {
+        if (o.hardware.logDciStreams != 0) {
             return fatal(" log_dci_streams supported only on DC");
         }
-        if (o.logActiveDciStreams > 0) {
+        if (o.hardware.logActiveDciStreams > 0) {
             return fatal(" log_active_dci_streams supported only on DC");
         }
-        if (o.aesXts) {
+        if (o.hardware.aesXts) {
             if (!o.connection.equals("RC")) {
                 return fatal(" aes_xts supported only on RC");
             }
-            if (o.kekPath == null) {
+            if (o.hardware.kekPath == null) {
                 return fatal(" Please provide key encryption key file path");
             }
-            if (o.dataEncKeyAppPath == null) {
+            if (o.hardware.dataEncKeyAppPath == null) {
                 return fatal(" Please provide data encryption key app path");
             }
-            if (o.credentialsPath == null) {
+            if (o.hardware.credentialsPath == null) {
                 return fatal(" Please provide credentials file path");
             }
             // perftest falls back to ibv_post_send on a device without the ibv_wr API (rxe)
             return fatal(" aes_xts doesn't support old post send");
         }
-        if (o.encryptOnTx) {
+        if (o.hardware.encryptOnTx) {
             return fatal(" encrypt_on_tx supported only when enc/dec traffic");
         }
-        if (o.sigBefore) {
+        if (o.hardware.sigBefore) {
             return fatal(" sig_before supported only when enc/dec traffic");
         }
-        if (o.credentialsPath != null) {
+        if (o.hardware.credentialsPath != null) {
             return fatal(" giving credentials path supported only with enc/dec traffic");
         }
-        if (o.kekPath != null || o.dataEncKeyAppPath != null) {
+        if (o.hardware.kekPath != null || o.hardware.dataEncKeyAppPath != null) {
             return fatal(" giving kek path supported only with enc/dec traffic");
         }
         return null;

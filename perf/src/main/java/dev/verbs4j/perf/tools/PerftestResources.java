@@ -6,6 +6,7 @@ import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.AddressVector;
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.Context;
@@ -26,7 +27,6 @@ import dev.verbs4j.verbs.WorkCompletions;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -43,6 +43,8 @@ final class PerftestResources {
     /** The GRH in front of every UD receive. */
     static final int UD_ADDITION = 40;
     private static final int WCS = 64;
+
+    private static final System.Logger LOG = System.getLogger(PerftestResources.class.getName());
 
     private final PerfOptions o;
     private final PrintStream out;
@@ -97,85 +99,6 @@ final class PerftestResources {
     private static final int ODP_SUPPORT_SEND = 1;
     private static final int ODP_SUPPORT_RECV = 1 << 1;
 
-    /** perftest's end when its memory region cannot be made: {@code message}, then its closing lines. */
-    private ToolExit noRegion(String message) {
-        if (message != null) {
-            err.print(message + "\n");
-        }
-        err.print("failed to create mr\n");
-        err.print("Failed to create MR\n");
-        return exit(" Couldn't create IB resources", 1);
-    }
-
-    /**
-     * --mmap: {@code size} bytes of the file from --mmap-offset, shared with the file, as perftest
-     * maps them (and says so); its messages when the file cannot be opened or mapped, and those of
-     * its failed registration when the file ends before the buffer does (the file is not grown).
-     */
-    private MemorySegment mapFile(long size) throws ToolExit {
-        java.nio.file.Path file = java.nio.file.Path.of(o.mmapFile);
-        java.nio.channels.FileChannel ch;
-        try {
-            ch = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.READ,
-                    java.nio.file.StandardOpenOption.WRITE);
-        } catch (java.io.IOException | RuntimeException e) {
-            out.print("Unable to open '" + o.mmapFile + "': " + strerror(e, file) + "\n");
-            err.print("Couldn't allocate work buf.\n");
-            throw noRegion(null);
-        }
-        try (ch) {
-            if (o.mmapOffset % 4096 != 0 || o.mmapOffset < 0) {
-                throw new java.io.IOException("Invalid argument");
-            }
-            long inFile = ch.size() - o.mmapOffset;
-            if (inFile < size) {
-                // mmap(2) maps past the end of a file and perftest's ibv_reg_mr then fails on the
-                // pages there (EFAULT), before anything touches them; FileChannel.map would grow
-                // the file instead. The part the file has is mapped, nothing is registered.
-                MemorySegment part = inFile > 0
-                        ? ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, o.mmapOffset, inFile, arena)
-                        : MemorySegment.NULL;
-                // the address is only printed, as perftest prints it; the mapping belongs to arena,
-                // which unmaps it when the tool's resources close
-                out.print("allocated mmap buffer of size " + size + " at 0x" + Long.toHexString(part.address()) + "\n");
-                err.print("Couldn't allocate MR\n");
-                throw noRegion(null);
-            }
-            MemorySegment m = ch.map(java.nio.channels.FileChannel.MapMode.READ_WRITE, o.mmapOffset, size, arena);
-            out.print("allocated mmap buffer of size " + size + " at 0x" + Long.toHexString(m.address()) + "\n");
-            return m;
-        } catch (java.io.IOException | RuntimeException e) {
-            out.print("Unable to mmap '" + o.mmapFile + "': " + (e.getMessage() != null && e.getMessage().equals("Invalid argument")
-                    ? "Invalid argument" : "No such device") + "\n");
-            err.print("Couldn't allocate work buf.\n");
-            throw noRegion(null);
-        }
-    }
-
-    /** strerror of open(2)'s failure on {@code file}, from Java's exception. */
-    private static String strerror(Exception e, java.nio.file.Path file) {
-        if (e instanceof java.nio.file.NoSuchFileException) {
-            return "No such file or directory";
-        }
-        if (e instanceof java.nio.file.AccessDeniedException) {
-            return "Permission denied";
-        }
-        if (java.nio.file.Files.isDirectory(file)) {
-            return "Is a directory";
-        }
-        return "Input/output error";
-    }
-
-    /** --use_hugepages: {@code size} bytes in huge pages, or perftest's messages when there are not enough free. */
-    private MemorySegment hugePages(long size) throws ToolExit {
-        try {
-            return arena.allocateHugePages(size);
-        } catch (RuntimeException e) {
-            err.print("Failed to allocate hugepages. Please configure hugepages\n");
-            throw noRegion("Failed to allocate hugepage region.");
-        }
-    }
-
     // ---- the objects ----
 
     /**
@@ -197,13 +120,13 @@ final class PerftestResources {
             try {
                 caps = context.queryDevice().odpRcCaps();
             } catch (RuntimeException e) {
-                throw noRegion(" Couldn't query device for on-demand paging capabilities.");
+                throw PerftestBuffer.noRegion(err, " Couldn't query device for on-demand paging capabilities.");
             }
             if ((caps & ODP_SUPPORT_SEND) == 0) {
-                throw noRegion(" Send is not supported for RC transport.");
+                throw PerftestBuffer.noRegion(err, " Send is not supported for RC transport.");
             }
             if ((caps & ODP_SUPPORT_RECV) == 0) {
-                throw noRegion(" Receive is not supported for RC transport.");
+                throw PerftestBuffer.noRegion(err, " Receive is not supported for RC transport.");
             }
         }
         // --mr_per_qp: a buffer (send half, then the half the peer reaches) and a region per queue pair
@@ -211,10 +134,11 @@ final class PerftestResources {
         bufs = new MemorySegment[perQp ? o.numQps : 1];
         try {
             arena = RdmaArena.ofShared();
+            PerftestBuffer allocation = new PerftestBuffer(o, out, err, arena);
             for (int i = 0; i < bufs.length; i++) {
                 long size = perQp ? region * 2 + (o.isUd() ? cacheLine : 0) : total;
-                bufs[i] = i == 0 && o.mmapFile != null ? mapFile(perQp ? region * 2 : total)
-                        : o.useHugepages ? hugePages(size) : arena.allocate(size, 4096);
+                bufs[i] = i == 0 && o.mmapFile != null ? allocation.mapFile(perQp ? region * 2 : total)
+                        : o.useHugepages ? allocation.hugePages(size) : arena.allocate(size, 4096);
             }
         } catch (RuntimeException | OutOfMemoryError e) {
             throw exit("Couldn't allocate work buf.", 1);
@@ -223,7 +147,7 @@ final class PerftestResources {
         // perftest zeroes a buffer in huge pages (a fresh mapping is zero) and fills the others
         if (!(o.verb == Verb.WRITE && o.kind == Kind.LAT) && !(o.useHugepages && o.mmapFile == null)) {
             for (MemorySegment b : bufs) {
-                fillRandom(b);
+                PerftestBuffer.fillRandom(b);
             }
         }
         try {
@@ -355,18 +279,6 @@ final class PerftestResources {
                 buffer(i).address() + remoteOffset(i), device.gid().raw(), 0);
         sends[i] = SendRequests.confined(Math.max(1, o.postList), 1);
         recvs[i] = ReceiveRequests.confined(Math.max(1, o.recvPostList), 1);
-    }
-
-    private static void fillRandom(MemorySegment s) {
-        ThreadLocalRandom r = ThreadLocalRandom.current();
-        long n = s.byteSize();
-        long i = 0;
-        for (; i + 8 <= n; i += 8) {
-            s.set(ValueLayout.JAVA_LONG_UNALIGNED, i, r.nextLong());
-        }
-        for (; i < n; i++) {
-            s.set(ValueLayout.JAVA_BYTE, i, (byte) r.nextInt());
-        }
     }
 
     // ---- connecting ----
@@ -581,41 +493,27 @@ final class PerftestResources {
     // ---- tear-down ----
 
     /**
-     * Frees the verbs objects, quietly: address handles, queue pairs, completion queues and
-     * channel, memory region, PD and work requests. The buffer stays until {@link #closeBuffer}.
+     * Frees the verbs objects: address handles, queue pairs, completion queues and channel, memory
+     * regions, PD and work requests. The buffer stays until {@link #closeBuffer}. Runs after the
+     * run's status is settled: a failed close is logged at WARNING, and the others still run.
      */
     void close() {
-        for (AutoCloseable c : ahs == null ? new AutoCloseable[0] : ahs) {
-            Perftest.closeQuietly(c);
-        }
-        for (AutoCloseable c : qps == null ? new AutoCloseable[0] : qps) {
-            Perftest.closeQuietly(c);
-        }
-        Perftest.closeQuietly(srq);
-        if (sendCq != recvCq) {
-            Perftest.closeQuietly(recvCq);
-        }
-        Perftest.closeQuietly(sendCq);
-        Perftest.closeQuietly(events);
-        for (AutoCloseable c : mrs == null ? new AutoCloseable[0] : mrs) {
-            Perftest.closeQuietly(c);
-        }
-        Perftest.closeQuietly(pd);
-        if (sends != null) {
-            for (SendRequests s : sends) {
-                Perftest.closeQuietly(s);
-            }
-        }
-        if (recvs != null) {
-            for (ReceiveRequests r : recvs) {
-                Perftest.closeQuietly(r);
-            }
-        }
-        Perftest.closeQuietly(wcs);
+        Closeables.closeLogged(LOG, orNone(ahs));
+        Closeables.closeLogged(LOG, orNone(qps));
+        Closeables.closeLogged(LOG, srq, sendCq != recvCq ? recvCq : null, sendCq, events);
+        Closeables.closeLogged(LOG, orNone(mrs));
+        Closeables.closeLogged(LOG, pd);
+        Closeables.closeLogged(LOG, orNone(sends));
+        Closeables.closeLogged(LOG, orNone(recvs));
+        Closeables.closeLogged(LOG, wcs);
+    }
+
+    private static AutoCloseable[] orNone(AutoCloseable[] resources) {
+        return resources == null ? new AutoCloseable[0] : resources;
     }
 
     /** Frees the buffer (after the memory region and whoever else used it). */
     void closeBuffer() {
-        Perftest.closeQuietly(arena);
+        Closeables.closeLogged(LOG, arena);
     }
 }

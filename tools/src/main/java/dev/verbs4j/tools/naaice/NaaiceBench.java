@@ -4,14 +4,11 @@ import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.ReferenceKernels;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.OperatorLog;
-import dev.verbs4j.tools.Sizes;
 import dev.verbs4j.verbs.RdmaArena;
 
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -54,12 +51,12 @@ public final class NaaiceBench {
             for (int c; (c = g.next(err)) != -1; ) {
                 switch (c) {
                     case 'a' -> address = g.argument();
-                    case 'p' -> port = (int) number("--port", g.argument(), 1, 65535);
+                    case 'p' -> port = (int) NaaArguments.number("--port", g.argument(), 1, 65535);
                     case 'l' -> localAddress = g.argument();
-                    case 'f' -> fn = (int) number("--fncode", g.argument(), 0, 255);
-                    case 'M' -> max = size("--max", g.argument(), 1, Integer.MAX_VALUE);
-                    case 'n' -> repeat = (int) number("--repeat", g.argument(), 1, 1_000_000);
-                    case 't' -> timeout = Duration.ofSeconds(number("--timeout", g.argument(), 1, 86_400));
+                    case 'f' -> fn = (int) NaaArguments.number("--fncode", g.argument(), 0, 255);
+                    case 'M' -> max = NaaArguments.size("--max", g.argument(), 1, Integer.MAX_VALUE);
+                    case 'n' -> repeat = (int) NaaArguments.number("--repeat", g.argument(), 1, 1_000_000);
+                    case 't' -> timeout = Duration.ofSeconds(NaaArguments.number("--timeout", g.argument(), 1, 86_400));
                     default -> {
                         int end = common.take(c);
                         if (end != CommonOptions.GO_ON) {
@@ -73,20 +70,12 @@ public final class NaaiceBench {
             return 2;
         }
         OperatorLog.verbosity(common.verbosity());
-        if (address == null) {
-            err.println("naaice-bench: --address is required");
-            usage(err);
+        NaaArguments at = NaaArguments.resolve("naaice-bench", address, localAddress, port, err, NaaiceBench::usage);
+        if (at == null) {
             return 2;
         }
-        InetSocketAddress naa;
-        InetSocketAddress local;
-        try {
-            naa = new InetSocketAddress(InetAddress.getByName(address), port);
-            local = localAddress == null ? null : new InetSocketAddress(InetAddress.getByName(localAddress), 0);
-        } catch (UnknownHostException e) {
-            err.println("naaice-bench: unknown host: " + e.getMessage());
-            return 2;
-        }
+        InetSocketAddress naa = at.naa();
+        InetSocketAddress local = at.local();
         // one unreported round first: the first connection of a process pays for loading the
         // libraries and compiling the code paths, which would otherwise land in the first row
         try {
@@ -138,29 +127,5 @@ public final class NaaiceBench {
             Arrays.sort(times);
             return new long[]{setup, times[repeat / 2]};
         }
-    }
-
-    private static long size(String option, String value, long min, long max) {
-        try {
-            long v = Sizes.parse(value);
-            if (v >= min && v <= max) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException("option " + option + " needs a number from " + min + " to " + max + ", got '" + value + "'");
-    }
-
-    private static long number(String option, String value, long min, long max) {
-        try {
-            long v = Long.parseLong(value.strip());
-            if (v >= min && v <= max) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException("option " + option + " needs a number from " + min + " to " + max + ", got '" + value + "'");
     }
 }

@@ -5,15 +5,12 @@ import dev.verbs4j.naaice.NaaServer;
 import dev.verbs4j.naaice.ReferenceKernels;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.OperatorLog;
-import dev.verbs4j.tools.Sizes;
 import dev.verbs4j.verbs.RdmaArena;
 
 import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -105,16 +102,16 @@ public final class NaaiceLoad {
             for (int c; (c = g.next(err)) != -1; ) {
                 switch (c) {
                     case 'a' -> address = g.argument();
-                    case 'p' -> port = (int) number("--port", g.argument(), 1, 65535);
+                    case 'p' -> port = (int) NaaArguments.number("--port", g.argument(), 1, 65535);
                     case 'l' -> localAddress = g.argument();
-                    case 'c' -> clients = (int) number("--clients", g.argument(), 1, 100_000);
-                    case 'n' -> rpcs = (int) number("--rpcs", g.argument(), 1, 10_000_000);
-                    case 's' -> size = size(g.argument());
-                    case 'f' -> fn = (int) number("--fncode", g.argument(), 1, 3);
-                    case 'w' -> connecting = (int) number("--connecting", g.argument(), 1, 100_000);
+                    case 'c' -> clients = (int) NaaArguments.number("--clients", g.argument(), 1, 100_000);
+                    case 'n' -> rpcs = (int) NaaArguments.number("--rpcs", g.argument(), 1, 10_000_000);
+                    case 's' -> size = NaaArguments.size("--size", g.argument(), 1, Integer.MAX_VALUE);
+                    case 'f' -> fn = (int) NaaArguments.number("--fncode", g.argument(), 1, 3);
+                    case 'w' -> connecting = (int) NaaArguments.number("--connecting", g.argument(), 1, 100_000);
                     case 'S' -> serve = true;
-                    case 'P' -> serverPid = number("--server-pid", g.argument(), 1, Integer.MAX_VALUE);
-                    case 't' -> timeout = Duration.ofSeconds(number("--timeout", g.argument(), 1, 86_400));
+                    case 'P' -> serverPid = NaaArguments.number("--server-pid", g.argument(), 1, Integer.MAX_VALUE);
+                    case 't' -> timeout = Duration.ofSeconds(NaaArguments.number("--timeout", g.argument(), 1, 86_400));
                     default -> {
                         int end = common.take(c);
                         if (end != CommonOptions.GO_ON) {
@@ -128,24 +125,16 @@ public final class NaaiceLoad {
             return 2;
         }
         OperatorLog.verbosity(common.verbosity());
-        if (address == null) {
-            err.println("naaice-load: --address is required");
-            usage(err);
-            return 2;
-        }
-        if (serve && serverPid >= 0) {
+        if (address != null && serve && serverPid >= 0) {
             err.println("naaice-load: --serve and --server-pid exclude each other");
             return 2;
         }
-        InetSocketAddress naa;
-        InetSocketAddress local;
-        try {
-            naa = new InetSocketAddress(InetAddress.getByName(address), port);
-            local = localAddress == null ? null : new InetSocketAddress(InetAddress.getByName(localAddress), 0);
-        } catch (UnknownHostException e) {
-            err.println("naaice-load: unknown host: " + e.getMessage());
+        NaaArguments at = NaaArguments.resolve("naaice-load", address, localAddress, port, err, NaaiceLoad::usage);
+        if (at == null) {
             return 2;
         }
+        InetSocketAddress naa = at.naa();
+        InetSocketAddress local = at.local();
         long pid = serverPid >= 0 ? serverPid : ProcessHandle.current().pid();
         NaaServer server = serve ? NaaServer.builder().bind(naa).maxConnections(Math.max(1024, clients)).start() : null;
         Result r;
@@ -334,29 +323,5 @@ public final class NaaiceLoad {
             // gone, or not Linux
         }
         return -1;
-    }
-
-    private static long size(String value) {
-        try {
-            long v = Sizes.parse(value);
-            if (v >= 1 && v <= Integer.MAX_VALUE) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException("option --size needs a number from 1 to 2147483647, got '" + value + "'");
-    }
-
-    private static long number(String option, String value, long min, long max) {
-        try {
-            long v = Long.parseLong(value.strip());
-            if (v >= min && v <= max) {
-                return v;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException("option " + option + " needs a number from " + min + " to " + max + ", got '" + value + "'");
     }
 }

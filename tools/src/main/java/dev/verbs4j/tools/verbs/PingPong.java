@@ -6,7 +6,6 @@ import dev.verbs4j.verbs.AddressHandle;
 import dev.verbs4j.verbs.AddressVector;
 import dev.verbs4j.verbs.DeviceAttributes;
 import dev.verbs4j.verbs.Opcode;
-import dev.verbs4j.verbs.OutOfBandExchange;
 import dev.verbs4j.verbs.PortAttributes;
 import dev.verbs4j.verbs.QpState;
 import dev.verbs4j.verbs.QpType;
@@ -262,8 +261,8 @@ final class PingPong extends PingPongBase {
     // ---- the exchange ----
 
     private QueuePairEndpoint clientExchange(QueuePairEndpoint local) throws ToolExit {
-        return asClient(x -> {
-            sendLocal(x, local);
+        return exchange().asClient(serverName, tcpPort, x -> {
+            exchange().sendLocal(x, local);
             try {
                 QueuePairEndpoint remote = x.receive();
                 x.sendDone();
@@ -276,8 +275,8 @@ final class PingPong extends PingPongBase {
     }
 
     private QueuePairEndpoint serverExchange(QueuePairEndpoint local) throws ToolExit {
-        return asServer(x -> {
-            QueuePairEndpoint remote = receiveRemote(x, "server read", "");
+        return exchange().asServer(tcpPort, x -> {
+            QueuePairEndpoint remote = exchange().receiveRemote(x, "server read", "");
             if (!connectQp(local.psn(), remote)) {
                 throw exit("Couldn't connect to remote QP");
             }

@@ -3,6 +3,7 @@ package dev.verbs4j.tools.verbs;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.AddressVector;
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.Context;
@@ -12,7 +13,6 @@ import dev.verbs4j.verbs.Gid;
 import dev.verbs4j.verbs.LinkLayer;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Mtu;
-import dev.verbs4j.verbs.OutOfBandExchange;
 import dev.verbs4j.verbs.PortAttributes;
 import dev.verbs4j.verbs.ProtectionDomain;
 import dev.verbs4j.verbs.QpState;
@@ -27,14 +27,12 @@ import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 
-import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -50,6 +48,8 @@ import java.util.function.Supplier;
  * buffer it creates and frees them before {@link #runToEnd} returns.
  */
 abstract class PingPongBase {
+
+    private static final System.Logger LOG = System.getLogger(PingPongBase.class.getName());
 
     static final int RECV_WRID = 1;
     static final int SEND_WRID = 2;
@@ -98,13 +98,12 @@ abstract class PingPongBase {
     long rcnt;
     long scnt;
 
-
-    /** One side's part of the TCP exchange, on an open connection. */
-    @FunctionalInterface
-    interface Conversation<T> {
-        T over(OutOfBandExchange x) throws ToolExit;
+    /** The TCP exchange of the addresses, with the C programs' messages. */
+    final PingPongExchange exchange() {
+        return new PingPongExchange(err);
     }
 
+    /** A tool named {@code program} as C spells it, {@code defaultSize} its {@code -s} unless given. */
     PingPongBase(String program, long defaultSize, PrintStream out, PrintStream err) {
         this.program = program;
         this.size = defaultSize;
@@ -321,64 +320,6 @@ abstract class PingPongBase {
     final void printAddress(String label, QueuePairEndpoint e, String afterPsn) {
         out.print(String.format(Locale.ROOT, "  %s LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n",
                 label, e.lid(), e.qpn(), e.psn(), afterPsn, e.gid()));
-    }
-
-    // ---- the exchange ----
-
-    /** Connects to the server (as a client) and has {@code talk} there; the connection is closed after. */
-    final <T> T asClient(Conversation<T> talk) throws ToolExit {
-        OutOfBandExchange x;
-        try {
-            x = OutOfBandExchange.connect(serverName, tcpPort, null, null);
-        } catch (UnknownHostException e) {
-            throw exit("Name or service not known for " + serverName + ":" + tcpPort);
-        } catch (IOException | RuntimeException e) {
-            throw exit("Couldn't connect to " + serverName + ":" + tcpPort);
-        }
-        try (x) {
-            return talk.over(x);
-        } catch (IOException closing) {
-            throw exit("Couldn't read/write remote address");
-        }
-    }
-
-    /** Waits for a client (as the server) and has {@code talk} with it; the connection is closed after. */
-    final <T> T asServer(Conversation<T> talk) throws ToolExit {
-        OutOfBandExchange x;
-        try {
-            x = OutOfBandExchange.accept(tcpPort, null, null);
-        } catch (InterruptedIOException e) {
-            throw exit("accept() failed");
-        } catch (IOException | RuntimeException e) {
-            throw exit("Couldn't listen to port " + tcpPort);
-        }
-        try (x) {
-            return talk.over(x);
-        } catch (IOException closing) {
-            throw exit("Couldn't send/recv local address");
-        }
-    }
-
-    /** Sends the local addresses, in order. */
-    final void sendLocal(OutOfBandExchange x, QueuePairEndpoint... local) throws ToolExit {
-        try {
-            for (QueuePairEndpoint e : local) {
-                x.send(e);
-            }
-        } catch (IOException e) {
-            throw exit("Couldn't send local address");
-        }
-    }
-
-    /** Reads one remote address; {@code who} and {@code which} go into the messages when that fails. */
-    final QueuePairEndpoint receiveRemote(OutOfBandExchange x, String who, String which) throws ToolExit {
-        try {
-            return x.receive();
-        } catch (IOException e) {
-            int n = e instanceof OutOfBandExchange.ShortMessageException s ? s.received() : -1;
-            err.print(who + ": " + e.getMessage() + "\n");
-            throw exit(n + "/" + OutOfBandExchange.MESSAGE_BYTES + ": Couldn't read remote address" + which);
-        }
     }
 
     /** The address vector towards {@code lid}, with a GRH to {@code gid} when that is set. */
@@ -608,17 +549,12 @@ abstract class PingPongBase {
         }
     }
 
-    /** Frees whatever is left, quietly (after a failure or an interrupt). */
+    /**
+     * Frees whatever is left (after a failure or an interrupt): the run's status is settled, so a
+     * failed close is logged at WARNING and the others still run.
+     */
     private void release() {
-        for (AutoCloseable c : new AutoCloseable[]{context, send, recv, wcs, bufferArena}) {
-            if (c != null) {
-                try {
-                    c.close();
-                } catch (Exception ignored) {
-                    // best effort on the way out
-                }
-            }
-        }
+        Closeables.closeLogged(LOG, context, send, recv, wcs, bufferArena);
     }
 
     // ---- helpers ----

@@ -5,7 +5,7 @@ import java.io.PrintStream;
 /**
  * {@code rc_pingpong}: the Java twin of rdma-core's {@code ibv_rc_pingpong}, a ping-pong of SEND
  * messages over a reliable connected (RC) queue pair, with the same options, output, exit codes and TCP
- * exchange ({@link dev.verbs4j.verbs.OutOfBandExchange}), so that either side can be the C program.
+ * exchange ({@link OutOfBandExchange}), so that either side can be the C program.
  * Without a host argument it is the server; with one, the client. Each run owns and frees the
  * verbs objects it creates.
  */

@@ -4,7 +4,6 @@ import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.DeviceAttributes;
 import dev.verbs4j.verbs.Opcode;
-import dev.verbs4j.verbs.OutOfBandExchange;
 import dev.verbs4j.verbs.PortAttributes;
 import dev.verbs4j.verbs.QpState;
 import dev.verbs4j.verbs.QpType;
@@ -187,8 +186,8 @@ public final class SrqPingPong extends PingPongBase {
     // ---- the exchange ----
 
     private QueuePairEndpoint[] clientExchange(QueuePairEndpoint[] local) throws ToolExit {
-        return asClient(x -> {
-            sendLocal(x, local);
+        return exchange().asClient(serverName, tcpPort, x -> {
+            exchange().sendLocal(x, local);
             QueuePairEndpoint[] remote = receiveAll(x, "client read");
             finishExchange(x);
             return remote;
@@ -196,12 +195,12 @@ public final class SrqPingPong extends PingPongBase {
     }
 
     private QueuePairEndpoint[] serverExchange(QueuePairEndpoint[] local) throws ToolExit {
-        return asServer(x -> {
+        return exchange().asServer(tcpPort, x -> {
             QueuePairEndpoint[] remote = receiveAll(x, "server read");
             if (!connectQps(local, remote)) {
                 throw exit("Couldn't connect to remote QP");
             }
-            sendLocal(x, local);
+            exchange().sendLocal(x, local);
             finishExchange(x);
             return remote;
         });
@@ -225,7 +224,7 @@ public final class SrqPingPong extends PingPongBase {
     private QueuePairEndpoint[] receiveAll(OutOfBandExchange x, String who) throws ToolExit {
         QueuePairEndpoint[] remote = new QueuePairEndpoint[MAX_QP];
         for (int i = 0; i < MAX_QP; ++i) {
-            remote[i] = receiveRemote(x, who, " [" + i + "]");
+            remote[i] = exchange().receiveRemote(x, who, " [" + i + "]");
         }
         return remote;
     }

@@ -5,7 +5,7 @@ import java.io.PrintStream;
 /**
  * {@code ud_pingpong}: the Java twin of rdma-core's {@code ibv_ud_pingpong}, a ping-pong of SEND
  * messages over an unreliable datagram (UD) queue pair, with the same options, output, exit codes and
- * TCP exchange ({@link dev.verbs4j.verbs.OutOfBandExchange}), so that either side can be the C program.
+ * TCP exchange ({@link OutOfBandExchange}), so that either side can be the C program.
  * Messages go through an address handle; receive buffers keep 40 bytes in front for the GRH.
  * Without a host argument it is the server; with one, the client. Each run owns and frees the
  * verbs objects it creates.

@@ -1,4 +1,7 @@
-package dev.verbs4j.verbs;
+package dev.verbs4j.tools.verbs;
+
+import dev.verbs4j.verbs.Gid;
+import dev.verbs4j.verbs.QueuePairEndpoint;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -39,7 +42,7 @@ import java.util.function.Consumer;
  * }
  * }</pre>
  */
-public final class OutOfBandExchange implements AutoCloseable {
+final class OutOfBandExchange implements AutoCloseable {
 
     /** The TCP port the C tools use unless told otherwise. */
     public static final int DEFAULT_PORT = 18515;

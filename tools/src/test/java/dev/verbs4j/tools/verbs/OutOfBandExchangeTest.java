@@ -1,5 +1,7 @@
-package dev.verbs4j.verbs;
+package dev.verbs4j.tools.verbs;
 
+import dev.verbs4j.verbs.Gid;
+import dev.verbs4j.verbs.QueuePairEndpoint;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
