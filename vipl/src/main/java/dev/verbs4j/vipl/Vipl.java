@@ -1,19 +1,6 @@
 package dev.verbs4j.vipl;
 
-import dev.verbs4j.verbs.Access;
-import dev.verbs4j.verbs.CompletionChannel;
-import dev.verbs4j.verbs.CompletionQueue;
-import dev.verbs4j.verbs.Context;
-import dev.verbs4j.verbs.Device;
-import dev.verbs4j.verbs.MemoryRegion;
-import dev.verbs4j.verbs.Mtu;
-import dev.verbs4j.verbs.NativeResource;
-import dev.verbs4j.verbs.VerbsException;
-
 import java.lang.foreign.MemorySegment;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
-import java.time.Duration;
 
 /**
  * The VI Provider Library: the functions of Appendix A (§9) of the VI Architecture specification,
@@ -33,8 +20,6 @@ import java.time.Duration;
  */
 public final class Vipl {
 
-    private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
-
     /** {@code VIP_INFINITE}. */
     public static final long INFINITE = 0xFFFF_FFFFL;
     /** The provider version VipQueryNic reports. */
@@ -47,8 +32,6 @@ public final class Vipl {
     public static final int SMI_PORT_ATTRIBUTES = 0;
     /** VipQuerySystemManagementInfo: the device attributes ({@code dev.verbs4j.verbs.DeviceAttributes}). */
     public static final int SMI_DEVICE_ATTRIBUTES = 1;
-
-    private static final int MIN_TRANSFER = 32 * 1024;
 
     private Vipl() {
     }
@@ -79,6 +62,12 @@ public final class Vipl {
         return vi == null || vi.destroyed;
     }
 
+    private static boolean badAddresses(VipNetAddress local, VipNetAddress remote) {
+        return local == null || remote == null || local.inetAddress() == null || remote.inetAddress() == null
+                || remote.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR
+                || local.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR;
+    }
+
     private static boolean badTimeout(long t) {
         return t < 0 || t > INFINITE;
     }
@@ -95,27 +84,7 @@ public final class Vipl {
         if (deviceName == null) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipOpenNic", "no device name");
         }
-        boolean known;
-        try {
-            known = Device.list().stream().anyMatch(d -> d.name().equals(deviceName));
-        } catch (RuntimeException e) {
-            known = false;   // no RDMA devices at all: no name is known
-        }
-        if (!known) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipOpenNic", "no device " + deviceName);
-        }
-        Context ctx;
-        try {
-            ctx = Context.open(deviceName);
-        } catch (RuntimeException e) {
-            throw fail(VipReturn.ERROR_RESOURCE, "VipOpenNic", e.getMessage());
-        }
-        try {
-            return new VipNic(deviceName, ctx);
-        } catch (RuntimeException e) {
-            ctx.close();
-            throw fail(VipReturn.ERROR_RESOURCE, "VipOpenNic", e.getMessage());
-        }
+        return VipNic.open(deviceName);
     }
 
     /**
@@ -134,33 +103,6 @@ public final class Vipl {
     }
 
     // ===== §9.3 VIs =====
-
-    private static VipReturn checkAttributes(VipNic nic, VipViAttributes a) {
-        if (a == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (a.reliabilityLevel() == null) {
-            return VipReturn.INVALID_RELIABILITY_LEVEL;
-        }
-        if (a.reliabilityLevel() == VipReliabilityLevel.UNRELIABLE && (nic.reliabilityLevels & a.reliabilityLevel().mask()) == 0) {
-            // D18: Unreliable needs UC queue pairs
-            return VipReturn.INVALID_RELIABILITY_LEVEL;
-        }
-        if (a.maxTransferSize() < MIN_TRANSFER || a.maxTransferSize() > maxTransfer(nic)) {
-            return VipReturn.INVALID_MTU;
-        }
-        if (a.qos() != 0) {
-            return VipReturn.INVALID_QOS;
-        }
-        if (a.ptag() == null || !a.ptag().usableOn(nic)) {
-            return VipReturn.INVALID_PTAG;
-        }
-        return VipReturn.SUCCESS;
-    }
-
-    private static long maxTransfer(VipNic nic) {
-        return Math.min(nic.port.maxMessageSize(), 0x7FFF_FFFFL);
-    }
 
     /**
      * VipCreateVi (§9.3.1): a VI in the Idle state with an RC queue pair (a UC one for Unreliable) in its tag's protection
@@ -185,52 +127,11 @@ public final class Vipl {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad CQ handle " + c);
             }
         }
-        VipReturn rc = checkAttributes(nic, attributes);
+        VipReturn rc = QueueRegistry.checkAttributes(nic, attributes);
         if (rc != VipReturn.SUCCESS) {
             throw fail(rc, "VipCreateVi", String.valueOf(attributes));
         }
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad NIC handle");
-            }
-            for (VipCq c : new VipCq[]{sendCq, recvCq}) {
-                if (c != null && c.destroyed) {
-                    throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad CQ handle " + c);
-                }
-            }
-            if (!attributes.ptag().usableOn(nic)) {
-                throw fail(VipReturn.INVALID_PTAG, "VipCreateVi", String.valueOf(attributes.ptag()));
-            }
-            if (nic.vis.size() >= nic.maxVi) {
-                throw fail(VipReturn.ERROR_RESOURCE, "VipCreateVi", "MaxVI reached");
-            }
-            VipVi vi;
-            try {
-                for (VipCq c : new VipCq[]{sendCq, recvCq}) {
-                    if (c != null) {
-                        int need = c.attachedDepth + nic.queueDepth;
-                        if (need > c.cq.capacity()) {
-                            c.cq.resize(need);
-                        }
-                    }
-                }
-                vi = new VipVi(nic, attributes, sendCq, recvCq);
-            } catch (RuntimeException e) {
-                throw fail(VipReturn.ERROR_RESOURCE, "VipCreateVi", e.getMessage());
-            }
-            for (VipCq c : new VipCq[]{sendCq, recvCq}) {
-                if (c != null) {
-                    c.attachedQueues++;
-                    c.attachedDepth += nic.queueDepth;
-                }
-            }
-            attributes.ptag().users.add(vi);
-            nic.vis.add(vi);
-            return vi;
-        } finally {
-            nic.lock.unlock();
-        }
+        return QueueRegistry.createVi(nic, attributes, sendCq, recvCq);
     }
 
     /**
@@ -241,7 +142,7 @@ public final class Vipl {
         if (bad(vi)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        return vi.destroy();
+        return vi.machine.destroy();
     }
 
     // ===== §9.4 connections =====
@@ -263,41 +164,7 @@ public final class Vipl {
                 || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", String.valueOf(localAddr));
         }
-        VipListener l;
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", "bad NIC handle");
-            }
-            l = nic.listeners.get(localAddr.inetAddress());
-            if (l == null) {
-                try {
-                    l = new VipListener(nic, localAddr.inetAddress());
-                } catch (RuntimeException e) {
-                    throw fail(VipReturn.ERROR_RESOURCE, "VipConnectWait", e.getMessage());
-                }
-                if (!l.onDevice(nic.name)) {
-                    l.close();
-                    throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", localAddr + " is not an address of " + nic.name);
-                }
-                nic.listeners.put(localAddr.inetAddress(), l);
-            }
-        } finally {
-            nic.lock.unlock();
-        }
-        VipConnHandle c;
-        try {
-            c = l.await(localAddr.discriminator(), timeoutMillis);
-        } catch (RuntimeException e) {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", "the NIC was closed while waiting");
-            }
-            throw fail(VipReturn.ERROR_RESOURCE, "VipConnectWait", e.getMessage());
-        }
-        if (c == null) {
-            throw fail(VipReturn.TIMEOUT, "VipConnectWait", "no request for " + localAddr + " within " + timeoutMillis + " ms");
-        }
-        return c;
+        return CmConnector.await(nic, localAddr, timeoutMillis);
     }
 
     /**
@@ -313,7 +180,7 @@ public final class Vipl {
         if (conn == null || conn.consumed || conn.nic.closed || bad(vi) || vi.nic != conn.nic) {
             return VipReturn.INVALID_PARAMETER;
         }
-        return vi.accept(conn);
+        return vi.machine.accept(conn);
     }
 
     /** VipConnectReject (§9.4.3): the requester's VipConnectRequest returns REJECT; the handle is consumed. */
@@ -321,28 +188,7 @@ public final class Vipl {
         if (conn == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        conn.nic.lock.lock();
-        try {
-            // taken under the lock, as VipConnectAccept takes it: only one of them uses the request's id
-            if (conn.consumed || conn.nic.closed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            conn.consumed = true;
-        } finally {
-            conn.nic.lock.unlock();
-        }
-        try {
-            conn.id.reject(ConnectMessage.REJECT);
-        } catch (RuntimeException ignored) {
-            // the requester went away (or the NIC is being closed): nobody to tell
-        } finally {
-            try {
-                conn.id.close();
-            } catch (RuntimeException ignored) {
-                // closed with its listener already
-            }
-        }
-        return VipReturn.SUCCESS;
+        return CmConnector.reject(conn);
     }
 
     /**
@@ -357,19 +203,16 @@ public final class Vipl {
      * lock by the attempt that owns it, so such a race never touches a destroyed queue pair.
      */
     public static VipReturn connectRequest(VipVi vi, VipNetAddress localAddr, VipNetAddress remoteAddr, long timeoutMillis) {
-        if (bad(vi) || localAddr == null || remoteAddr == null || localAddr.inetAddress() == null
-                || remoteAddr.inetAddress() == null || badTimeout(timeoutMillis)
-                || remoteAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR
-                || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
+        if (bad(vi) || badAddresses(localAddr, remoteAddr) || badTimeout(timeoutMillis)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        if (vi.state != VipViState.IDLE) {
+        if (vi.state() != VipViState.IDLE) {
             return VipReturn.INVALID_STATE;
         }
         if (timeoutMillis == 0) {
             return VipReturn.TIMEOUT;
         }
-        return vi.connectRequest(localAddr, remoteAddr, timeoutMillis);
+        return vi.machine.connectRequest(localAddr, remoteAddr, timeoutMillis);
     }
 
     /**
@@ -392,45 +235,10 @@ public final class Vipl {
      *         TIMEOUT for a timeout of 0 (D3)
      */
     public static VipReturn connectPeerRequest(VipVi vi, VipNetAddress localAddr, VipNetAddress remoteAddr, long timeoutMillis) {
-        if (bad(vi) || localAddr == null || remoteAddr == null || localAddr.inetAddress() == null
-                || remoteAddr.inetAddress() == null || badTimeout(timeoutMillis)
-                || remoteAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR
-                || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
+        if (bad(vi) || badAddresses(localAddr, remoteAddr) || badTimeout(timeoutMillis)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        int order = comparePeers(localAddr, remoteAddr);
-        if (order == 0) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        vi.nic.lock.lock();
-        try {
-            if (vi.destroyed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (vi.state != VipViState.IDLE || vi.peerConnect != null) {
-                return VipReturn.INVALID_STATE;
-            }
-            if (timeoutMillis == 0) {
-                return VipReturn.TIMEOUT;
-            }
-            VipVi.PeerAttempt attempt = new VipVi.PeerAttempt();
-            vi.peerConnect = attempt;
-            long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-            attempt.thread = Thread.ofVirtual().name("VIPL peer connect " + vi.nic.name).start(() -> {
-                VipReturn rc;
-                try {
-                    rc = order < 0 ? peerAccept(vi, attempt, localAddr, remoteAddr, deadline)
-                            : peerRequest(vi, attempt, localAddr, remoteAddr, deadline);
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.DEBUG, "VipConnectPeerRequest failed", e);
-                    rc = VipReturn.ERROR_RESOURCE;
-                }
-                attempt.outcome.complete(rc); // (a cancellation completed it first: its code stands)
-            });
-            return VipReturn.SUCCESS;
-        } finally {
-            vi.nic.lock.unlock();
-        }
+        return PeerConnect.start(vi, localAddr, remoteAddr, timeoutMillis);
     }
 
     /**
@@ -444,27 +252,7 @@ public final class Vipl {
         if (bad(vi)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        VipVi.PeerAttempt attempt = vi.peerConnect;
-        if (attempt == null) {
-            return VipReturn.INVALID_STATE;
-        }
-        if (!attempt.outcome.isDone()) {
-            return VipReturn.NOT_DONE;
-        }
-        return collect(vi, attempt);
-    }
-
-    /** The outcome of a finished attempt; the attempt is over (the first caller to collect it clears it). */
-    private static VipReturn collect(VipVi vi, VipVi.PeerAttempt attempt) {
-        vi.nic.lock.lock();
-        try {
-            if (vi.peerConnect == attempt) {
-                vi.peerConnect = null;
-            }
-        } finally {
-            vi.nic.lock.unlock();
-        }
-        return attempt.outcome.join();
+        return PeerConnect.outcome(vi, false);
     }
 
     /**
@@ -476,113 +264,7 @@ public final class Vipl {
         if (bad(vi)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        VipVi.PeerAttempt attempt = vi.peerConnect;
-        if (attempt == null) {
-            return VipReturn.INVALID_STATE;
-        }
-        // parks until the outcome is known: the attempt's thread, or a VipDestroyVi or VipCloseNic
-        // that cancels the attempt, completes it
-        try {
-            attempt.outcome.get();
-            return collect(vi, attempt);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return VipReturn.TIMEOUT;
-        } catch (java.util.concurrent.ExecutionException e) {
-            return VipReturn.ERROR_RESOURCE; // (never: the outcome is only ever completed normally)
-        }
-    }
-
-    /** Host address bytes, then discriminator bytes, unsigned; the shorter first on a common prefix. */
-    static int comparePeers(VipNetAddress x, VipNetAddress y) {
-        int c = java.util.Arrays.compareUnsigned(x.hostAddress(), y.hostAddress());
-        return c != 0 ? c : java.util.Arrays.compareUnsigned(x.discriminator(), y.discriminator());
-    }
-
-    /**
-     * Closes a verbs object for a VIPL destroy: ERROR_RESOURCE when the provider refused (logged
-     * as {@code refusal}; the object is closed for the library all the same), else SUCCESS.
-     */
-    private static VipReturn providerClose(NativeResource object, String refusal) {
-        try {
-            object.close();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.DEBUG, refusal, e);
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return VipReturn.SUCCESS;
-    }
-
-    private static long millisLeft(long deadline) {
-        if (deadline == Long.MAX_VALUE) {
-            return INFINITE;
-        }
-        return Math.max(0, (deadline - System.nanoTime()) / 1_000_000);
-    }
-
-    /** The longest a peer attempt waits at once before it checks whether it was cancelled. */
-    private static final long PEER_SLICE_MILLIS = 200;
-
-    /** One try of a peer attempt, given the milliseconds left: the result, or null to try again. */
-    private interface PeerTry {
-        VipReturn attempt(long leftMillis);
-    }
-
-    /** Runs {@code step} until it has a result, the attempt is cancelled or the deadline passed. */
-    private static VipReturn peerTries(VipVi.PeerAttempt attempt, long deadline, PeerTry step) {
-        while (true) {
-            if (attempt.cancelled) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            long left = millisLeft(deadline);
-            if (left == 0) {
-                return VipReturn.TIMEOUT;
-            }
-            VipReturn rc = step.attempt(left);
-            if (rc != null) {
-                return rc;
-            }
-        }
-    }
-
-    /** The lower peer: waits for the other's request and accepts it. */
-    private static VipReturn peerAccept(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
-                                        long deadline) {
-        return peerTries(attempt, deadline, left -> {
-            VipConnHandle h;
-            try {
-                h = connectWait(vi.nic, local, Math.min(left, PEER_SLICE_MILLIS));
-            } catch (VipException e) {
-                return e.code() == VipReturn.TIMEOUT ? null : e.code();
-            }
-            if (attempt.cancelled) {
-                connectReject(h);
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (h.remoteAddress().inetAddress().equals(remote.inetAddress())) {
-                return connectAccept(h, vi);
-            }
-            connectReject(h);
-            return null;
-        });
-    }
-
-    /** The higher peer: requests until the other listens, within the deadline. */
-    private static VipReturn peerRequest(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
-                                         long deadline) {
-        return peerTries(attempt, deadline, left -> {
-            VipReturn rc = connectRequest(vi, local, remote, left);
-            if (rc != VipReturn.NOT_REACHABLE) {
-                return rc;
-            }
-            try {
-                Thread.sleep(Math.min(50, Math.max(1, millisLeft(deadline))));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return VipReturn.TIMEOUT;
-            }
-            return null;
-        });
+        return PeerConnect.outcome(vi, true);
     }
 
     /**
@@ -594,7 +276,7 @@ public final class Vipl {
         if (bad(vi)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        return vi.disconnect();
+        return vi.machine.disconnect();
     }
 
     // ===== §9.5 protection tags and memory =====
@@ -604,21 +286,7 @@ public final class Vipl {
         if (bad(nic)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
         }
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
-            }
-            try {
-                VipPtag p = new VipPtag(nic, nic.context.allocateProtectionDomain());
-                nic.ptags.add(p);
-                return p;
-            } catch (RuntimeException e) {
-                throw fail(VipReturn.ERROR_RESOURCE, "VipCreatePtag", e.getMessage());
-            }
-        } finally {
-            nic.lock.unlock();
-        }
+        return MemoryRegistry.createPtag(nic);
     }
 
     /**
@@ -631,27 +299,7 @@ public final class Vipl {
         if (bad(nic) || ptag == null || !ptag.usableOn(nic)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        nic.lock.lock();
-        try {
-            if (!ptag.usableOn(nic)) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            // regions whose RdmaArena was closed (which deregistered them) no longer use the tag
-            for (Object u : new java.util.ArrayList<>(ptag.users)) {
-                if (u instanceof VipMemHandle h && h.invalid()) {
-                    nic.forget(h);
-                }
-            }
-            if (!ptag.users.isEmpty()) {
-                return VipReturn.ERROR_RESOURCE;
-            }
-            ptag.destroyed = true;
-            nic.ptags.remove(ptag);
-            // ibv_dealloc_pd fails e.g. when a region it could not deregister still uses the domain
-            return providerClose(ptag.pd, "VipDestroyPtag: ibv_dealloc_pd refused");
-        } finally {
-            nic.lock.unlock();
-        }
+        return MemoryRegistry.destroyPtag(nic, ptag);
     }
 
     /**
@@ -676,42 +324,7 @@ public final class Vipl {
         if (attributes.ptag() == null || !attributes.ptag().usableOn(nic)) {
             throw fail(VipReturn.INVALID_PTAG, "VipRegisterMem", String.valueOf(attributes.ptag()));
         }
-        int access = access(attributes);
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", "bad NIC handle");
-            }
-            if (!attributes.ptag().usableOn(nic)) {
-                throw fail(VipReturn.INVALID_PTAG, "VipRegisterMem", String.valueOf(attributes.ptag()));
-            }
-            MemoryRegion mr;
-            try {
-                mr = attributes.ptag().pd.register(memory, access);
-            } catch (VerbsException e) {
-                throw fail(e.errno() == 14 ? VipReturn.INVALID_PARAMETER : VipReturn.ERROR_RESOURCE, "VipRegisterMem", e.getMessage());
-            } catch (IllegalArgumentException e) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", "the memory is not of an open RdmaArena or the"
-                        + " global arena, so it could be freed while the NIC can reach it: allocate it from an RdmaArena"
-                        + " (whose close deregisters the region first) [" + e.getMessage() + "]");
-            } catch (RuntimeException e) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", e.getMessage());
-            }
-            if ((access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) != 0 && mr.rkey() != mr.lkey()) {
-                mr.close();
-                throw fail(VipReturn.ERROR_RESOURCE, "VipRegisterMem", "the provider gives different local and remote keys");
-            }
-            VipMemHandle h = new VipMemHandle(nic, mr, memory, attributes);
-            VipMemHandle stale = nic.regions.get(h.value());
-            if (stale != null) {
-                nic.forget(stale); // its RdmaArena's close deregistered it, and the provider reuses its key
-            }
-            nic.regions.put(h.value(), h);
-            attributes.ptag().users.add(h);
-            return h;
-        } finally {
-            nic.lock.unlock();
-        }
+        return MemoryRegistry.register(nic, memory, attributes);
     }
 
     /**
@@ -730,22 +343,7 @@ public final class Vipl {
         if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
             return VipReturn.INVALID_PARAMETER;
         }
-        nic.lock.lock();
-        try {
-            if (handle.destroyed || nic.closed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (handle.invalid()) {
-                nic.forget(handle); // its RdmaArena's close deregistered it already
-                return VipReturn.INVALID_PARAMETER;
-            }
-            nic.regions.remove(handle.value());
-            handle.attributes.ptag().users.remove(handle);
-            handle.destroyed = true;
-            return providerClose(handle.mr, "VipDeregisterMem: ibv_dereg_mr refused");
-        } finally {
-            nic.lock.unlock();
-        }
+        return MemoryRegistry.deregister(nic, handle);
     }
 
     /**
@@ -774,68 +372,7 @@ public final class Vipl {
         if (attributes.ptag() == null || !attributes.ptag().usableOn(nic)) {
             return VipReturn.INVALID_PTAG;
         }
-        int access = access(attributes);
-        nic.lock.lock();
-        try {
-            if (handle.destroyed || nic.closed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (handle.invalid()) {
-                nic.forget(handle); // its RdmaArena's close deregistered it
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (!attributes.ptag().usableOn(nic)) {
-                return VipReturn.INVALID_PTAG;
-            }
-            VipPtag old = handle.attributes.ptag();
-            if (old == attributes.ptag()) {
-                if (access != handle.mr.access()) {
-                    try {
-                        handle.mr.reregister(access);
-                    } catch (RuntimeException e) {
-                        LOG.log(System.Logger.Level.DEBUG, "VipSetMemAttributes: ibv_rereg_mr refused, registering again", e);
-                        return replaceRegistration(handle, attributes, access);
-                    }
-                    if ((access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) != 0 && handle.mr.rkey() != handle.mr.lkey()) {
-                        // Soft-RoCE keeps the remote key of a region registered without remote
-                        // access at 0 through ibv_rereg_mr: such a region needs a new registration
-                        return replaceRegistration(handle, attributes, access);
-                    }
-                }
-                handle.attributes = attributes;
-                return VipReturn.SUCCESS;
-            }
-            return replaceRegistration(handle, attributes, access);
-        } finally {
-            nic.lock.unlock();
-        }
-    }
-
-    /** The verbs access flags of a region with {@code attributes}. */
-    private static int access(VipMemAttributes attributes) {
-        return Access.LOCAL_WRITE | (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0)
-                | (attributes.enableRdmaRead() ? Access.REMOTE_READ : 0);
-    }
-
-    /** Registers the handle's memory under {@code attributes} and drops the old registration. Under the lock. */
-    private static VipReturn replaceRegistration(VipMemHandle handle, VipMemAttributes attributes, int access) {
-        MemoryRegion mr;
-        try {
-            mr = attributes.ptag().pd.register(handle.memory, access);
-        } catch (RuntimeException e) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        if ((access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) != 0 && mr.rkey() != mr.lkey()) {
-            mr.close();
-            return VipReturn.ERROR_RESOURCE;
-        }
-        MemoryRegion previous = handle.mr;
-        handle.attributes.ptag().users.remove(handle);
-        attributes.ptag().users.add(handle);
-        handle.mr = mr;
-        handle.attributes = attributes;
-        previous.close();
-        return VipReturn.SUCCESS;
+        return MemoryRegistry.setAttributes(nic, handle, attributes);
     }
 
     /** VipQueryMem (§9.8.5). @throws VipException INVALID_PARAMETER for a bad NIC, handle or address */
@@ -942,19 +479,7 @@ public final class Vipl {
         if (cq == null || cq.destroyed || out == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        try {
-            cq.nic.lock.lock();
-            try {
-                if (cq.destroyed) {
-                    return VipReturn.INVALID_PARAMETER;
-                }
-                return cq.take(out) ? VipReturn.SUCCESS : VipReturn.NOT_DONE;
-            } finally {
-                cq.nic.lock.unlock();
-            }
-        } finally {
-            cq.nic.flushReports();
-        }
+        return CqCompletions.done(cq, out);
     }
 
     /** VipCQWait (§9.6.8): as {@link #cqDone}, waiting up to the timeout on the CQ's completion channel. */
@@ -962,38 +487,7 @@ public final class Vipl {
         if (cq == null || cq.destroyed || out == null || badTimeout(timeoutMillis)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-        boolean interrupted = false;
-        try {
-            while (true) {
-                int rounds = cq.watch.rounds();
-                cq.nic.lock.lock();
-                try {
-                    if (cq.destroyed) {
-                        return VipReturn.INVALID_PARAMETER; // (also when destroyed while waiting)
-                    }
-                    if (cq.take(out)) {
-                        return VipReturn.SUCCESS;
-                    }
-                    if (cq.watch.rounds() != rounds) {
-                        continue; // the queue was armed since this thread polled: poll again
-                    }
-                    // parks (a virtual thread leaves its carrier) until an entry comes or the deadline
-                    if (!cq.watch.await(deadline)) {
-                        return VipReturn.TIMEOUT;
-                    }
-                } catch (InterruptedException e) {
-                    interrupted = true; // as before: an interrupt does not end the wait
-                } finally {
-                    cq.nic.lock.unlock();
-                    cq.nic.flushReports();
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        return CqCompletions.await(cq, timeoutMillis, out);
     }
 
     /**
@@ -1041,29 +535,7 @@ public final class Vipl {
         if (cq == null || cq.destroyed || handler == null) {
             return VipReturn.INVALID_PARAMETER;
         }
-        VipCqEntry now = new VipCqEntry();
-        boolean taken;
-        cq.nic.lock.lock();
-        try {
-            if (cq.destroyed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            taken = cq.take(now);
-        } finally {
-            cq.nic.lock.unlock();
-        }
-        cq.nic.flushReports();
-        if (taken) {
-            Notifications.deliver(handler, context, cq, now);
-            return VipReturn.SUCCESS;
-        }
-        Notifications.start(cq.nic, () -> {
-            VipCqEntry later = new VipCqEntry();
-            if (cqWait(cq, INFINITE, later) == VipReturn.SUCCESS) {
-                Notifications.deliver(handler, context, cq, later);
-            }
-        });
-        return VipReturn.SUCCESS;
+        return CqCompletions.notify(cq, context, handler);
     }
 
     // ===== §9.7 completion queues =====
@@ -1080,27 +552,7 @@ public final class Vipl {
         if (entryCount > nic.device.maxCqe()) {
             throw fail(VipReturn.ERROR_RESOURCE, "VipCreateCQ", entryCount + " > MaxCQEntries " + nic.device.maxCqe());
         }
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipCreateCQ", "bad NIC handle");
-            }
-            CompletionChannel ch = null;
-            try {
-                ch = nic.context.createCompletionChannel();
-                CompletionQueue cq = nic.context.createCompletionQueue((int) entryCount, ch, 0);
-                VipCq c = new VipCq(nic, ch, cq, (int) entryCount);
-                nic.cqs.add(c);
-                return c;
-            } catch (RuntimeException e) {
-                if (ch != null) {
-                    ch.close();
-                }
-                throw fail(VipReturn.ERROR_RESOURCE, "VipCreateCQ", e.getMessage());
-            }
-        } finally {
-            nic.lock.unlock();
-        }
+        return QueueRegistry.createCq(nic, entryCount);
     }
 
     /** VipDestroyCQ (§9.7.2): ERROR_RESOURCE while a work queue is attached. */
@@ -1108,24 +560,7 @@ public final class Vipl {
         if (cq == null || cq.destroyed || cq.nic.closed) {
             return VipReturn.INVALID_PARAMETER;
         }
-        cq.nic.lock.lock();
-        try {
-            if (cq.destroyed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (cq.attachedQueues > 0) {
-                return VipReturn.ERROR_RESOURCE;
-            }
-            cq.destroyed = true;
-            cq.clearEntries();
-            cq.cq.close();
-            cq.channel.close();
-            cq.watch.signal();
-            cq.nic.cqs.remove(cq);
-            return VipReturn.SUCCESS;
-        } finally {
-            cq.nic.lock.unlock();
-        }
+        return QueueRegistry.destroyCq(cq);
     }
 
     /**
@@ -1136,36 +571,7 @@ public final class Vipl {
         if (cq == null || cq.destroyed || entryCount <= 0) {
             return VipReturn.INVALID_PARAMETER;
         }
-        try {
-            return resize(cq, entryCount);
-        } finally {
-            cq.nic.flushReports();
-        }
-    }
-
-    private static VipReturn resize(VipCq cq, long entryCount) {
-        cq.nic.lock.lock();
-        try {
-            if (cq.destroyed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            cq.nic.poll(cq.cq);
-            if (entryCount < cq.pending() || entryCount > cq.nic.device.maxCqe()) {
-                return VipReturn.ERROR_RESOURCE;
-            }
-            int target = (int) Math.max(entryCount, cq.attachedDepth);
-            try {
-                if (target != cq.cq.capacity()) {
-                    cq.cq.resize(target);
-                }
-            } catch (RuntimeException e) {
-                return VipReturn.ERROR_RESOURCE;
-            }
-            cq.entryCount = (int) entryCount;
-            return VipReturn.SUCCESS;
-        } finally {
-            cq.nic.lock.unlock();
-        }
+        return QueueRegistry.resizeCq(cq, entryCount);
     }
 
     // ===== §9.8 queries and attributes =====
@@ -1184,16 +590,7 @@ public final class Vipl {
         if (bad(nic)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipQueryNic", "bad NIC handle");
         }
-        var d = nic.device;
-        int gidIndex = Math.max(0, nic.context.preferredGidIndex(nic.portNumber));
-        byte[] gid = nic.context.queryGid(nic.portNumber, gidIndex).raw();
-        Mtu mtu = nic.port.activeMtu();
-        long nativeMtu = mtu == Mtu.UNKNOWN ? 0 : 128L << mtu.code();
-        // RDMA Read: under the reliable levels only (a UC queue pair has none, §2.5.1)
-        int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
-        return new VipNicAttributes(nic.name, Integer.toUnsignedLong(d.hardwareVersion()), PROVIDER_VERSION, gid, true,
-                ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), nic.maxVi, nic.queueDepth,
-                nic.maxSge, d.maxCq(), d.maxCqe(), maxTransfer(nic), nativeMtu, d.maxPd(), nic.reliabilityLevels, reliable);
+        return nic.attributes();
     }
 
     /**
@@ -1205,11 +602,8 @@ public final class Vipl {
         if (bad(vi)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        VipReturn rc = checkAttributes(vi.nic, attributes);
-        if (rc != VipReturn.SUCCESS) {
-            return rc;
-        }
-        return vi.setAttributes(attributes);
+        VipReturn rc = QueueRegistry.checkAttributes(vi.nic, attributes);
+        return rc != VipReturn.SUCCESS ? rc : vi.machine.setAttributes(attributes);
     }
 
     /** VipQueryVi (§9.8.3). @throws VipException INVALID_PARAMETER for a bad VI */
@@ -1217,12 +611,7 @@ public final class Vipl {
         if (bad(vi)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipQueryVi", "bad VI handle");
         }
-        vi.nic.lock.lock();
-        try {
-            return new VipViQuery(vi.state, vi.attributes, vi.send.ring.isEmpty(), vi.recv.ring.isEmpty());
-        } finally {
-            vi.nic.lock.unlock();
-        }
+        return vi.query();
     }
 
     /**
@@ -1276,15 +665,7 @@ public final class Vipl {
         if (bad(nic) || name == null || nameIndex < 0) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipNSGetHostByName", name);
         }
-        try {
-            InetAddress[] all = InetAddress.getAllByName(name);
-            if (nameIndex >= all.length) {
-                throw fail(VipReturn.ERROR_NAMESERVICE, "VipNSGetHostByName", name + " has " + all.length + " addresses");
-            }
-            return new VipNetAddress(all[nameIndex].getAddress(), new byte[0]);
-        } catch (UnknownHostException e) {
-            throw fail(VipReturn.ERROR_NAMESERVICE, "VipNSGetHostByName", e.getMessage());
-        }
+        return NameService.hostByName(name, nameIndex);
     }
 
     /** VipNSGetHostByAddr: the host name of {@code address}'s host address. @throws VipException as GetHostByName */
@@ -1292,12 +673,7 @@ public final class Vipl {
         if (bad(nic) || address == null || address.inetAddress() == null) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipNSGetHostByAddr", String.valueOf(address));
         }
-        InetAddress a = address.inetAddress();
-        String name = a.getCanonicalHostName();
-        if (name.equals(a.getHostAddress())) {
-            throw fail(VipReturn.ERROR_NAMESERVICE, "VipNSGetHostByAddr", "no name for " + name);
-        }
-        return name;
+        return NameService.hostByAddr(address);
     }
 
     /** VipNSShutdown. */
