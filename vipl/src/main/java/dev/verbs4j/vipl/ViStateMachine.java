@@ -194,7 +194,11 @@ final class ViStateMachine {
 
     // ---- connecting ----
 
-    /** VipConnectRequest on a VI found Idle: Pending Connect while the connector runs. */
+    /**
+     * VipConnectRequest on a VI found Idle: Pending Connect while the connector runs. The queue
+     * pair is only ever changed under the NIC's lock by the attempt that owns it, so a race with
+     * VipDisconnect or VipCloseNic never touches a destroyed queue pair.
+     */
     VipReturn connectRequest(VipNetAddress local, VipNetAddress remote, long timeoutMillis) {
         Attempt at = new Attempt();
         nic.lock.lock();
@@ -483,8 +487,15 @@ final class ViStateMachine {
         return VipReturn.SUCCESS;
     }
 
-    /** VipSetViAttributes on an Idle VI; a new tag gives the VI a new queue pair in that tag's domain (D12). */
+    /**
+     * VipSetViAttributes: values checked as VipCreateVi checks them, then only on an Idle VI; a new
+     * tag gives the VI a new queue pair in that tag's domain (D12).
+     */
     VipReturn setAttributes(VipViAttributes a) {
+        VipReturn rc = QueueRegistry.checkAttributes(nic, a);
+        if (rc != VipReturn.SUCCESS) {
+            return rc;
+        }
         nic.lock.lock();
         try {
             if (vi.destroyed) {

@@ -33,6 +33,10 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class VipNic implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
+    /** The depth of each work queue of a VI (capped by the device). */
+    static final int QUEUE_DEPTH = 256;
+    /** The most data segments per descriptor (capped by the device's scatter/gather limit; D11). */
+    static final int MAX_SEGMENTS = 32;
 
     final String name;
     final Context context;
@@ -69,8 +73,8 @@ public final class VipNic implements AutoCloseable {
         this.context = context;
         this.device = context.queryDevice();
         this.port = context.queryPort(portNumber);
-        this.queueDepth = Math.min(device.maxQpWr(), Vipl.QUEUE_DEPTH);
-        this.maxSge = Math.min(device.maxSge(), Vipl.MAX_SEGMENTS);
+        this.queueDepth = Math.min(device.maxQpWr(), QUEUE_DEPTH);
+        this.maxSge = Math.min(device.maxSge(), MAX_SEGMENTS);
         this.maxVi = Math.min(device.maxQp(), device.maxPd());
         this.rdmaDepth = Math.max(1, Math.min(Math.min(device.maxQpRdAtom(), device.maxQpInitRdAtom()), 8));
         int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
@@ -115,6 +119,15 @@ public final class VipNic implements AutoCloseable {
         return new VipNicAttributes(name, Integer.toUnsignedLong(d.hardwareVersion()), Vipl.PROVIDER_VERSION, gid, true,
                 ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), maxVi, queueDepth,
                 maxSge, d.maxCq(), d.maxCqe(), maxTransfer(), nativeMtu, d.maxPd(), reliabilityLevels, reliable);
+    }
+
+    /** VipQuerySystemManagementInfo: the port's or the device's attributes. */
+    Object systemManagementInfo(int infoType) {
+        return switch (infoType) {
+            case Vipl.SMI_PORT_ATTRIBUTES -> context.queryPort(portNumber);
+            case Vipl.SMI_DEVICE_ATTRIBUTES -> device;
+            default -> throw new VipException(VipReturn.INVALID_PARAMETER, "VipQuerySystemManagementInfo", "info type " + infoType);
+        };
     }
 
     /** MaxTransferSize: the port's largest message, at most 2 GiB - 1. */
@@ -177,9 +190,11 @@ public final class VipNic implements AutoCloseable {
         }
     }
 
-    void setErrorHandler(VipErrorHandler handler, Object context) {
+    /** VipErrorCallback: {@code handler} (null: the default, which logs) gets the asynchronous errors from now on. */
+    VipReturn setErrorHandler(VipErrorHandler handler, Object context) {
         this.errorContext = context;
         this.errorHandler = handler;
+        return VipReturn.SUCCESS;
     }
 
     /**

@@ -12,6 +12,9 @@ import dev.verbs4j.verbs.QueuePairInit;
  * descriptors of each queue in order ({@link WorkQueue}, {@link DescriptorTranslation}); the
  * descriptors themselves stay the application's memory. The queue pair, its hidden completion
  * queues and the RDMA CM id belong to the VI; {@link #close()} is VipDestroyVi.
+ *
+ * <p>D14: the connection asks for no receiver-not-ready retries, so that a send that finds no
+ * receive posted is an error at once (under a reliable level the VIs go to the Error state).
  */
 public final class VipVi implements AutoCloseable {
 
@@ -118,6 +121,16 @@ public final class VipVi implements AutoCloseable {
         } finally {
             nic.lock.unlock();
         }
+    }
+
+    /** VipSendWait, VipRecvWait: ERROR_RESOURCE on a CQ-attached queue (D2), else the queue's wait. */
+    VipReturn await(boolean receive, long timeoutMillis, VipDescriptor out) {
+        return cq(receive) != null ? VipReturn.ERROR_RESOURCE : queue(receive).await(timeoutMillis, out);
+    }
+
+    /** VipSendNotify, VipRecvNotify: ERROR_RESOURCE on a CQ-attached queue, else the queue's notify. */
+    VipReturn notifyHandler(boolean receive, Object context, VipNotifyHandler handler) {
+        return cq(receive) != null ? VipReturn.ERROR_RESOURCE : queue(receive).notify(context, handler);
     }
 
     VipReturn post(VipDescriptor d, VipMemHandle descriptorMemory, boolean receive) {

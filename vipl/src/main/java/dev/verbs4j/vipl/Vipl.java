@@ -24,10 +24,6 @@ public final class Vipl {
     public static final long INFINITE = 0xFFFF_FFFFL;
     /** The provider version VipQueryNic reports. */
     public static final long PROVIDER_VERSION = 0x0001_0000L;
-    /** The depth of each work queue of a VI (capped by the device). */
-    static final int QUEUE_DEPTH = 256;
-    /** The most data segments per descriptor (capped by the device's scatter/gather limit; D11). */
-    static final int MAX_SEGMENTS = 32;
     /** VipQuerySystemManagementInfo: the port attributes ({@code dev.verbs4j.verbs.PortAttributes}). */
     public static final int SMI_PORT_ATTRIBUTES = 0;
     /** VipQuerySystemManagementInfo: the device attributes ({@code dev.verbs4j.verbs.DeviceAttributes}). */
@@ -62,10 +58,20 @@ public final class Vipl {
         return vi == null || vi.destroyed;
     }
 
-    private static boolean badAddresses(VipNetAddress local, VipNetAddress remote) {
-        return local == null || remote == null || local.inetAddress() == null || remote.inetAddress() == null
-                || remote.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR
-                || local.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR;
+    private static boolean bad(VipCq cq) {
+        return cq == null || cq.destroyed;
+    }
+
+    /** {@code nic}, unless it is a bad handle: then {@code function} fails with INVALID_PARAMETER. */
+    private static VipNic open(VipNic nic, String function) {
+        if (bad(nic)) {
+            throw fail(VipReturn.INVALID_PARAMETER, function, "bad NIC handle");
+        }
+        return nic;
+    }
+
+    private static boolean badAddress(VipNetAddress a) {
+        return a == null || a.inetAddress() == null || a.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR;
     }
 
     private static boolean badTimeout(long t) {
@@ -96,10 +102,7 @@ public final class Vipl {
      * calls made after it has started return INVALID_PARAMETER.
      */
     public static VipReturn closeNic(VipNic nic) {
-        if (bad(nic) || !nic.closeAll()) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return VipReturn.SUCCESS;
+        return bad(nic) || !nic.closeAll() ? VipReturn.INVALID_PARAMETER : VipReturn.SUCCESS;
     }
 
     // ===== §9.3 VIs =====
@@ -119,9 +122,7 @@ public final class Vipl {
      *                      (anything but 0: D9), INVALID_PTAG, ERROR_RESOURCE
      */
     public static VipVi createVi(VipNic nic, VipViAttributes attributes, VipCq sendCq, VipCq recvCq) {
-        if (bad(nic)) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad NIC handle");
-        }
+        open(nic, "VipCreateVi");
         for (VipCq c : new VipCq[]{sendCq, recvCq}) {
             if (c != null && (c.destroyed || c.nic != nic)) {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad CQ handle " + c);
@@ -139,10 +140,7 @@ public final class Vipl {
      * ERROR_RESOURCE (the code the specification names). The handle is invalid afterwards.
      */
     public static VipReturn destroyVi(VipVi vi) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.machine.destroy();
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : vi.machine.destroy();
     }
 
     // ===== §9.4 connections =====
@@ -160,8 +158,7 @@ public final class Vipl {
      *                      ERROR_RESOURCE
      */
     public static VipConnHandle connectWait(VipNic nic, VipNetAddress localAddr, long timeoutMillis) {
-        if (bad(nic) || localAddr == null || localAddr.inetAddress() == null || badTimeout(timeoutMillis)
-                || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
+        if (bad(nic) || badAddress(localAddr) || badTimeout(timeoutMillis)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", String.valueOf(localAddr));
         }
         return CmConnector.await(nic, localAddr, timeoutMillis);
@@ -177,18 +174,13 @@ public final class Vipl {
      * destroyed) and the requester's VipConnectRequest fails.
      */
     public static VipReturn connectAccept(VipConnHandle conn, VipVi vi) {
-        if (conn == null || conn.consumed || conn.nic.closed || bad(vi) || vi.nic != conn.nic) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.machine.accept(conn);
+        return conn == null || conn.consumed || conn.nic.closed || bad(vi) || vi.nic != conn.nic
+                ? VipReturn.INVALID_PARAMETER : vi.machine.accept(conn);
     }
 
     /** VipConnectReject (§9.4.3): the requester's VipConnectRequest returns REJECT; the handle is consumed. */
     public static VipReturn connectReject(VipConnHandle conn) {
-        if (conn == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return CmConnector.reject(conn);
+        return conn == null ? VipReturn.INVALID_PARAMETER : CmConnector.reject(conn);
     }
 
     /**
@@ -199,11 +191,10 @@ public final class Vipl {
      * listens there or the address does not resolve; INVALID_STATE when the VI is not Idle (D5).
      * On any failure the VI is Idle again. A VipDisconnect of the VI on another thread meanwhile
      * cancels the attempt: it returns INVALID_STATE and the VI is Idle (VipCloseNic:
-     * INVALID_PARAMETER, the VI destroyed). The queue pair is only ever changed under the NIC's
-     * lock by the attempt that owns it, so such a race never touches a destroyed queue pair.
+     * INVALID_PARAMETER, the VI destroyed).
      */
     public static VipReturn connectRequest(VipVi vi, VipNetAddress localAddr, VipNetAddress remoteAddr, long timeoutMillis) {
-        if (bad(vi) || badAddresses(localAddr, remoteAddr) || badTimeout(timeoutMillis)) {
+        if (bad(vi) || badAddress(localAddr) || badAddress(remoteAddr) || badTimeout(timeoutMillis)) {
             return VipReturn.INVALID_PARAMETER;
         }
         if (vi.state() != VipViState.IDLE) {
@@ -235,10 +226,8 @@ public final class Vipl {
      *         TIMEOUT for a timeout of 0 (D3)
      */
     public static VipReturn connectPeerRequest(VipVi vi, VipNetAddress localAddr, VipNetAddress remoteAddr, long timeoutMillis) {
-        if (bad(vi) || badAddresses(localAddr, remoteAddr) || badTimeout(timeoutMillis)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return PeerConnect.start(vi, localAddr, remoteAddr, timeoutMillis);
+        return bad(vi) || badAddress(localAddr) || badAddress(remoteAddr) || badTimeout(timeoutMillis)
+                ? VipReturn.INVALID_PARAMETER : PeerConnect.start(vi, localAddr, remoteAddr, timeoutMillis);
     }
 
     /**
@@ -249,10 +238,7 @@ public final class Vipl {
      *         INVALID_PARAMETER (bad VI), INVALID_STATE (no attempt outstanding)
      */
     public static VipReturn connectPeerDone(VipVi vi) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return PeerConnect.outcome(vi, false);
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : PeerConnect.outcome(vi, false);
     }
 
     /**
@@ -261,10 +247,7 @@ public final class Vipl {
      * VipDestroyVi or VipCloseNic meanwhile ends the wait with INVALID_PARAMETER.
      */
     public static VipReturn connectPeerWait(VipVi vi) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return PeerConnect.outcome(vi, true);
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : PeerConnect.outcome(vi, true);
     }
 
     /**
@@ -273,20 +256,14 @@ public final class Vipl {
      * receives waiting for a connection are flushed too).
      */
     public static VipReturn disconnect(VipVi vi) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.machine.disconnect();
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : vi.machine.disconnect();
     }
 
     // ===== §9.5 protection tags and memory =====
 
     /** VipCreatePtag (§9.5.1): a new protection domain. @throws VipException INVALID_PARAMETER, ERROR_RESOURCE */
     public static VipPtag createPtag(VipNic nic) {
-        if (bad(nic)) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
-        }
-        return MemoryRegistry.createPtag(nic);
+        return MemoryRegistry.createPtag(open(nic, "VipCreatePtag"));
     }
 
     /**
@@ -296,10 +273,8 @@ public final class Vipl {
      * domain is released with the NIC.
      */
     public static VipReturn destroyPtag(VipNic nic, VipPtag ptag) {
-        if (bad(nic) || ptag == null || !ptag.usableOn(nic)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return MemoryRegistry.destroyPtag(nic, ptag);
+        return bad(nic) || ptag == null || !ptag.usableOn(nic)
+                ? VipReturn.INVALID_PARAMETER : MemoryRegistry.destroyPtag(nic, ptag);
     }
 
     /**
@@ -340,10 +315,8 @@ public final class Vipl {
      *         keeps the tag from being destroyed) is released with the NIC.
      */
     public static VipReturn deregisterMem(VipNic nic, long address, VipMemHandle handle) {
-        if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return MemoryRegistry.deregister(nic, handle);
+        return bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address
+                ? VipReturn.INVALID_PARAMETER : MemoryRegistry.deregister(nic, handle);
     }
 
     /**
@@ -405,7 +378,7 @@ public final class Vipl {
      *         (or in memory whose arena is closed, or confined to another thread)
      */
     public static VipReturn postSend(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
-        return post(vi, descriptor, memHandle, false);
+        return bad(vi) || badDescriptor(descriptor) ? VipReturn.INVALID_PARAMETER : vi.post(descriptor, memHandle, false);
     }
 
     /**
@@ -414,14 +387,7 @@ public final class Vipl {
      * DESC_FLUSHED_ERROR. An RDMA operation on the receive queue is a FORMAT_ERROR.
      */
     public static VipReturn postRecv(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
-        return post(vi, descriptor, memHandle, true);
-    }
-
-    private static VipReturn post(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle, boolean receive) {
-        if (bad(vi) || badDescriptor(descriptor)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.post(descriptor, memHandle, receive);
+        return bad(vi) || badDescriptor(descriptor) ? VipReturn.INVALID_PARAMETER : vi.post(descriptor, memHandle, true);
     }
 
     /**
@@ -433,19 +399,12 @@ public final class Vipl {
      *         into it; the same holds for the Wait functions, and a Notify handler is not called for it)
      */
     public static VipReturn sendDone(VipVi vi, VipDescriptor out) {
-        return done(vi, false, out);
+        return bad(vi) || out == null ? VipReturn.INVALID_PARAMETER : vi.send.done(out);
     }
 
     /** VipRecvDone (§9.6.5): as {@link #sendDone} for the receive queue. */
     public static VipReturn recvDone(VipVi vi, VipDescriptor out) {
-        return done(vi, true, out);
-    }
-
-    private static VipReturn done(VipVi vi, boolean receive, VipDescriptor out) {
-        if (bad(vi) || out == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.queue(receive).done(out);
+        return bad(vi) || out == null ? VipReturn.INVALID_PARAMETER : vi.recv.done(out);
     }
 
     /**
@@ -453,22 +412,12 @@ public final class Vipl {
      * ERROR_RESOURCE on a CQ-attached queue (D2: the function's own return list, not §9.6.8's).
      */
     public static VipReturn sendWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
-        return await(vi, false, timeoutMillis, out);
+        return bad(vi) || out == null || badTimeout(timeoutMillis) ? VipReturn.INVALID_PARAMETER : vi.await(false, timeoutMillis, out);
     }
 
     /** VipRecvWait (§9.6.6): as {@link #sendWait} for the receive queue. */
     public static VipReturn recvWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
-        return await(vi, true, timeoutMillis, out);
-    }
-
-    private static VipReturn await(VipVi vi, boolean receive, long timeoutMillis, VipDescriptor out) {
-        if (bad(vi) || out == null || badTimeout(timeoutMillis)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (vi.cq(receive) != null) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return vi.queue(receive).await(timeoutMillis, out);
+        return bad(vi) || out == null || badTimeout(timeoutMillis) ? VipReturn.INVALID_PARAMETER : vi.await(true, timeoutMillis, out);
     }
 
     /**
@@ -476,18 +425,13 @@ public final class Vipl {
      * dequeued with VipSendDone/VipRecvDone. NOT_DONE when the queue is empty.
      */
     public static VipReturn cqDone(VipCq cq, VipCqEntry out) {
-        if (cq == null || cq.destroyed || out == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return CqCompletions.done(cq, out);
+        return bad(cq) || out == null ? VipReturn.INVALID_PARAMETER : CqCompletions.done(cq, out);
     }
 
     /** VipCQWait (§9.6.8): as {@link #cqDone}, waiting up to the timeout on the CQ's completion channel. */
     public static VipReturn cqWait(VipCq cq, long timeoutMillis, VipCqEntry out) {
-        if (cq == null || cq.destroyed || out == null || badTimeout(timeoutMillis)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return CqCompletions.await(cq, timeoutMillis, out);
+        return bad(cq) || out == null || badTimeout(timeoutMillis)
+                ? VipReturn.INVALID_PARAMETER : CqCompletions.await(cq, timeoutMillis, out);
     }
 
     /**
@@ -504,22 +448,12 @@ public final class Vipl {
      *         queue is attached to a CQ: use VipCQNotify)
      */
     public static VipReturn sendNotify(VipVi vi, Object context, VipNotifyHandler handler) {
-        return notify(vi, false, context, handler);
+        return bad(vi) || handler == null ? VipReturn.INVALID_PARAMETER : vi.notifyHandler(false, context, handler);
     }
 
     /** VipRecvNotify (§9.6.10): as {@link #sendNotify} for the receive queue (D19 applies). */
     public static VipReturn recvNotify(VipVi vi, Object context, VipNotifyHandler handler) {
-        return notify(vi, true, context, handler);
-    }
-
-    private static VipReturn notify(VipVi vi, boolean receive, Object context, VipNotifyHandler handler) {
-        if (bad(vi) || handler == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (vi.cq(receive) != null) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return vi.queue(receive).notify(context, handler);
+        return bad(vi) || handler == null ? VipReturn.INVALID_PARAMETER : vi.notifyHandler(true, context, handler);
     }
 
     /**
@@ -532,10 +466,7 @@ public final class Vipl {
      * @return SUCCESS, INVALID_PARAMETER (a bad CQ handle or a null handler)
      */
     public static VipReturn cqNotify(VipCq cq, Object context, VipCqNotifyHandler handler) {
-        if (cq == null || cq.destroyed || handler == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return CqCompletions.notify(cq, context, handler);
+        return bad(cq) || handler == null ? VipReturn.INVALID_PARAMETER : CqCompletions.notify(cq, context, handler);
     }
 
     // ===== §9.7 completion queues =====
@@ -557,10 +488,7 @@ public final class Vipl {
 
     /** VipDestroyCQ (§9.7.2): ERROR_RESOURCE while a work queue is attached. */
     public static VipReturn destroyCQ(VipCq cq) {
-        if (cq == null || cq.destroyed || cq.nic.closed) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return QueueRegistry.destroyCq(cq);
+        return bad(cq) || cq.nic.closed ? VipReturn.INVALID_PARAMETER : QueueRegistry.destroyCq(cq);
     }
 
     /**
@@ -568,10 +496,7 @@ public final class Vipl {
      * ERROR_RESOURCE. The verbs CQ never gets smaller than the attached queues' descriptors (D15).
      */
     public static VipReturn resizeCQ(VipCq cq, long entryCount) {
-        if (cq == null || cq.destroyed || entryCount <= 0) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return QueueRegistry.resizeCq(cq, entryCount);
+        return bad(cq) || entryCount <= 0 ? VipReturn.INVALID_PARAMETER : QueueRegistry.resizeCq(cq, entryCount);
     }
 
     // ===== §9.8 queries and attributes =====
@@ -587,10 +512,7 @@ public final class Vipl {
      * @throws VipException INVALID_PARAMETER for a bad NIC
      */
     public static VipNicAttributes queryNic(VipNic nic) {
-        if (bad(nic)) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipQueryNic", "bad NIC handle");
-        }
-        return nic.attributes();
+        return open(nic, "VipQueryNic").attributes();
     }
 
     /**
@@ -599,11 +521,7 @@ public final class Vipl {
      * that tag's protection domain (D12). Values are checked as VipCreateVi checks them.
      */
     public static VipReturn setViAttributes(VipVi vi, VipViAttributes attributes) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        VipReturn rc = QueueRegistry.checkAttributes(vi.nic, attributes);
-        return rc != VipReturn.SUCCESS ? rc : vi.machine.setAttributes(attributes);
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : vi.machine.setAttributes(attributes);
     }
 
     /** VipQueryVi (§9.8.3). @throws VipException INVALID_PARAMETER for a bad VI */
@@ -621,14 +539,7 @@ public final class Vipl {
      * @throws VipException INVALID_PARAMETER for a bad NIC or an unknown info type
      */
     public static Object querySystemManagementInfo(VipNic nic, int infoType) {
-        if (bad(nic)) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipQuerySystemManagementInfo", "bad NIC handle");
-        }
-        return switch (infoType) {
-            case SMI_PORT_ATTRIBUTES -> nic.context.queryPort(nic.portNumber);
-            case SMI_DEVICE_ATTRIBUTES -> nic.device;
-            default -> throw fail(VipReturn.INVALID_PARAMETER, "VipQuerySystemManagementInfo", "info type " + infoType);
-        };
+        return open(nic, "VipQuerySystemManagementInfo").systemManagementInfo(infoType);
     }
 
     // ===== §9.9 asynchronous errors =====
@@ -641,11 +552,7 @@ public final class Vipl {
      * "dev.verbs4j.vipl", WARNING).
      */
     public static VipReturn errorCallback(VipNic nic, Object context, VipErrorHandler handler) {
-        if (bad(nic)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        nic.setErrorHandler(handler, context);
-        return VipReturn.SUCCESS;
+        return bad(nic) ? VipReturn.INVALID_PARAMETER : nic.setErrorHandler(handler, context);
     }
 
     // ===== §13.1 name service (later VIPL) =====
