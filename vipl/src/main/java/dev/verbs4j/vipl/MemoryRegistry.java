@@ -72,9 +72,9 @@ final class MemoryRegistry {
 
     /** VipRegisterMem of memory and attributes checked. */
     static VipMemHandle register(VipNic nic, MemorySegment memory, VipMemAttributes attributes) {
-        int access = access(attributes);
         nic.lock.lock();
         try {
+            int access = access(attributes);
             if (nic.closed) {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", "bad NIC handle");
             }

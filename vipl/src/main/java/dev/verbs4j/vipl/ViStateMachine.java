@@ -9,7 +9,7 @@ import dev.verbs4j.verbs.QueuePairAttributes;
 
 /**
  * The VI states of §5 and their transitions: Idle, Pending Connect while a VipConnectRequest or
- * VipConnectAccept attempt owns the VI, Connected, Error; VipDisconnect back to Idle, and the
+ * VipConnectAccept attempt ({@link ConnectAttempt}) owns the VI, Connected, Error; VipDisconnect back to Idle, and the
  * destroy of an Idle VI (or of any VI by VipCloseNic). It owns the connection's RDMA CM id and
  * channel once connected. Everything here runs under the NIC lock unless it says otherwise.
  *
@@ -21,105 +21,22 @@ final class ViStateMachine {
 
     private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
 
-    private final VipVi vi;
+    final VipVi vi;
     private final VipNic nic;
     volatile VipViState state = VipViState.IDLE;
     /** The VipConnectRequest or VipConnectAccept in progress, else null. Under the lock. */
-    private Attempt attempt;
-    private CmId id;
-    private EventChannel channel;
+    ConnectAttempt attempt;
+    /** The connection's id and event channel while Connected or in Error, else null. Under the lock. */
+    CmId id;
+    EventChannel channel;
     /** The INIT, RTR and RTS attributes of the current connection (an Unreliable VI re-arms with them). */
-    private QueuePairAttributes[] connectedAttributes;
+    QueuePairAttributes[] connectedAttributes;
     /** An Unreliable VI's queue pair is in error and is being drained to be re-armed. */
     private boolean rearming;
 
     ViStateMachine(VipVi vi) {
         this.vi = vi;
         this.nic = vi.nic;
-    }
-
-    /** Thrown inside an attempt that was cancelled; ends it with the code its canceller chose. */
-    private static final class Cancelled extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        Cancelled() {
-            super(null, null, false, false);
-        }
-    }
-
-    /**
-     * A VipConnectRequest or VipConnectAccept in progress: the thread that runs it changes the VI
-     * (its queue pair, its state) only under the NIC lock and only while the attempt is the VI's
-     * own and not cancelled. VipDisconnect and VipCloseNic cancel it: they close its event
-     * channel, which ends the attempt's waits, and the attempt returns {@link #code}, leaving the
-     * VI to them. Its fields are guarded by the NIC lock.
-     */
-    private final class Attempt implements ConnectSteps {
-        EventChannel channel;
-        boolean cancelled;
-        VipReturn code;
-
-        @Override
-        public String nicName() {
-            return nic.name;
-        }
-
-        @Override
-        public int rdmaDepth() {
-            return nic.rdmaDepth;
-        }
-
-        @Override
-        public int qpNum() {
-            nic.lock.lock();
-            try {
-                check(this);
-                return vi.qp.qpNum();
-            } finally {
-                nic.lock.unlock();
-            }
-        }
-
-        @Override
-        public VipViAttributes attributes() {
-            nic.lock.lock();
-            try {
-                check(this);
-                return vi.attributes;
-            } finally {
-                nic.lock.unlock();
-            }
-        }
-
-        @Override
-        public void adopt(EventChannel ch) {
-            ViStateMachine.this.adopt(this, ch);
-        }
-
-        @Override
-        public void toInit(CmId cmId) {
-            ViStateMachine.this.toInit(this, cmId);
-        }
-
-        @Override
-        public void readyToSend(CmId cmId) {
-            ViStateMachine.this.readyToSend(this, cmId);
-        }
-
-        @Override
-        public void connected(CmId cmId, EventChannel ch, VipViAttributes remote) {
-            ViStateMachine.this.connected(this, cmId, ch, remote);
-        }
-
-        @Override
-        public VipReturn fail(VipReturn failure) {
-            return failConnect(this, failure);
-        }
-
-        @Override
-        public boolean connectionEvent(EventChannel ch, CmEventType type) {
-            return ViStateMachine.this.connectionEvent(ch, type);
-        }
     }
 
     // ---- errors ----
@@ -192,93 +109,16 @@ final class ViStateMachine {
         return rearming;
     }
 
-    // ---- connecting ----
+    // ---- connecting: see ConnectAttempt ----
 
-    /**
-     * VipConnectRequest on a VI found Idle: Pending Connect while the connector runs. The queue
-     * pair is only ever changed under the NIC's lock by the attempt that owns it, so a race with
-     * VipDisconnect or VipCloseNic never touches a destroyed queue pair.
-     */
+    /** VipConnectRequest on a VI found Idle (see {@link ConnectAttempt#request}). */
     VipReturn connectRequest(VipNetAddress local, VipNetAddress remote, long timeoutMillis) {
-        Attempt at = new Attempt();
-        nic.lock.lock();
-        try {
-            VipReturn refused = begin(at);
-            if (refused != null) {
-                return refused;
-            }
-        } finally {
-            nic.lock.unlock();
-        }
-        return CmConnector.request(at, local, remote, timeoutMillis);
+        return ConnectAttempt.request(this, local, remote, timeoutMillis);
     }
 
-    /** VipConnectAccept: the request's attributes must match the VI's; then the connector runs. */
+    /** VipConnectAccept (see {@link ConnectAttempt#accept}). */
     VipReturn accept(VipConnHandle conn) {
-        Attempt at = new Attempt();
-        nic.lock.lock();
-        try {
-            if (vi.destroyed || conn.consumed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (state != VipViState.IDLE) {
-                return VipReturn.INVALID_STATE;
-            }
-            VipViAttributes r = conn.remoteAttributes;
-            VipViAttributes attributes = vi.attributes;
-            if (r.reliabilityLevel() != attributes.reliabilityLevel()) {
-                return VipReturn.INVALID_RELIABILITY_LEVEL;
-            }
-            if (r.maxTransferSize() != attributes.maxTransferSize()) {
-                return VipReturn.INVALID_MTU;
-            }
-            if (r.qos() != attributes.qos()) {
-                return VipReturn.INVALID_QOS;
-            }
-            begin(at);
-            conn.consumed = true;
-        } finally {
-            nic.lock.unlock();
-        }
-        return CmConnector.accept(at, conn);
-    }
-
-    /**
-     * Starts an attempt (under the lock), or returns why not: the VI destroyed or not Idle. The
-     * VI is Pending Connect from now on.
-     */
-    private VipReturn begin(Attempt at) {
-        if (vi.destroyed) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (state != VipViState.IDLE) {
-            return VipReturn.INVALID_STATE;
-        }
-        state = VipViState.CONNECT_PENDING;
-        attempt = at;
-        return null;
-    }
-
-    /** Under the lock: throws {@link Cancelled} unless {@code at} is still this VI's attempt. */
-    private void check(Attempt at) {
-        if (at.cancelled || attempt != at || vi.destroyed) {
-            throw new Cancelled();
-        }
-    }
-
-    /** Gives the attempt its event channel, or closes the channel when the attempt was cancelled meanwhile. */
-    private void adopt(Attempt at, EventChannel ch) {
-        nic.lock.lock();
-        try {
-            if (!at.cancelled && attempt == at && !vi.destroyed) {
-                at.channel = ch;
-                return;
-            }
-        } finally {
-            nic.lock.unlock();
-        }
-        ch.close();
-        throw new Cancelled();
+        return ConnectAttempt.accept(this, conn);
     }
 
     /**
@@ -287,112 +127,19 @@ final class ViStateMachine {
      * the attempt's waits and destroys its connection id).
      */
     private EventChannel cancelAttempt(VipReturn code) {
-        Attempt at = attempt;
+        ConnectAttempt at = attempt;
         if (at == null) {
             return null;
         }
         attempt = null;
-        at.cancelled = true;
-        at.code = code;
-        EventChannel ch = at.channel;
-        at.channel = null;
-        return ch;
-    }
-
-    /** RDMA CM's attributes for {@code target}, as this VI's queue pair type takes them. */
-    private QueuePairAttributes cmAttributes(CmId cmId, QpState target) {
-        return cmId.initQueuePairAttributes(target).restrictTo(VipVi.qpType(vi.attributes));
-    }
-
-    /** RESET → INIT with RDMA CM's attributes and the VI's RDMA enables; then the receives waiting are handed over. */
-    private void toInit(Attempt at, CmId cmId) {
-        try {
-            nic.lock.lock();
-            try {
-                check(at);
-                connectedAttributes = new QueuePairAttributes[3];
-                connectedAttributes[0] = cmAttributes(cmId, QpState.INIT).accessFlags(vi.qpAccess());
-                vi.qp.modify(connectedAttributes[0]);
-                vi.translation.submitWaitingReceives();
-            } finally {
-                nic.lock.unlock();
-            }
-        } finally {
-            nic.flushReports();
-        }
-    }
-
-    /** INIT → RTR → RTS with RDMA CM's attributes for the connection, kept for {@link #rearmIfDrained}. */
-    private void readyToSend(Attempt at, CmId cmId) {
-        nic.lock.lock();
-        try {
-            check(at);
-            connectedAttributes[1] = cmAttributes(cmId, QpState.RTR);
-            vi.qp.modify(connectedAttributes[1]);
-            connectedAttributes[2] = cmAttributes(cmId, QpState.RTS);
-            vi.qp.modify(connectedAttributes[2]);
-        } finally {
-            nic.lock.unlock();
-        }
-    }
-
-    private void connected(Attempt at, CmId cmId, EventChannel ch, VipViAttributes remote) {
-        try {
-            nic.lock.lock();
-            try {
-                check(at);
-                attempt = null;
-                at.channel = null;
-                vi.translation.submitWaitingReceives();
-                this.id = cmId;
-                this.channel = ch;
-                vi.remoteAttributes = remote;
-                state = VipViState.CONNECTED;
-            } finally {
-                nic.lock.unlock();
-            }
-        } finally {
-            nic.flushReports();
-        }
-    }
-
-    /**
-     * Ends attempt {@code at} with {@code code}: back to Idle (the queue pair to RESET, waiting
-     * receives kept) and its channel closed; or, when it was cancelled, the code its canceller
-     * chose, the VI left to the canceller.
-     */
-    private VipReturn failConnect(Attempt at, VipReturn code) {
-        EventChannel ch;
-        nic.lock.lock();
-        try {
-            if (at.cancelled || attempt != at) {
-                return at.code != null ? at.code : VipReturn.ERROR_RESOURCE;
-            }
-            attempt = null;
-            ch = at.channel;
-            at.channel = null;
-            if (!vi.destroyed) {
-                try {
-                    vi.qp.reset();
-                } catch (RuntimeException ignored) {
-                    // reset below by recreating on the next attempt is not needed on rxe
-                }
-                vi.recv.takeBackFromVerbs();
-                vi.send.takeBackFromVerbs();
-                state = VipViState.IDLE;
-            }
-        } finally {
-            nic.lock.unlock();
-        }
-        Closeables.closeLogged(LOG, ch);
-        return code;
+        return at.cancel(code);
     }
 
     /**
      * The connection watch's event (not under the lock): the peer's disconnect or the device's
      * removal puts a Connected VI in the Error state and reports CONN_LOST; false ends the watch.
      */
-    private boolean connectionEvent(EventChannel ch, CmEventType t) {
+    boolean connectionEvent(EventChannel ch, CmEventType t) {
         VipErrorDescriptor lost = null;
         nic.lock.lock();
         try {

@@ -33,10 +33,8 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class VipNic implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
-    /** The depth of each work queue of a VI (capped by the device). */
-    static final int QUEUE_DEPTH = 256;
-    /** The most data segments per descriptor (capped by the device's scatter/gather limit; D11). */
-    static final int MAX_SEGMENTS = 32;
+    /** The depth of each work queue of a VI, and the most data segments per descriptor (D11), both capped by the device. */
+    static final int QUEUE_DEPTH = 256, MAX_SEGMENTS = 32;
 
     final String name;
     final Context context;

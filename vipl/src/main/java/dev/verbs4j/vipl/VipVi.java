@@ -13,35 +13,44 @@ import dev.verbs4j.verbs.QueuePairInit;
  * descriptors themselves stay the application's memory. The queue pair, its hidden completion
  * queues and the RDMA CM id belong to the VI; {@link #close()} is VipDestroyVi.
  *
- * <p>D14: the connection asks for no receiver-not-ready retries, so that a send that finds no
- * receive posted is an error at once (under a reliable level the VIs go to the Error state).
+ * <p>D14: its connection asks for no receiver-not-ready retries, so that a missing receive is an
+ * error at once.
  */
 public final class VipVi implements AutoCloseable {
 
     final VipNic nic;
+    /** Changed by VipSetViAttributes only, under the lock. */
     VipViAttributes attributes;
-    final VipCq sendCq;
-    final VipCq recvCq;
-    final WorkQueue send;
-    final WorkQueue recv;
+    /** The CQs the queues are attached to, or null. */
+    final VipCq sendCq, recvCq;
+    /** The posted descriptors of each queue, in post order. */
+    final WorkQueue send, recv;
+    /** Replaced (under the lock) when a new tag or reliability class needs another, or a reset failed. */
     QueuePair qp;
     final DescriptorTranslation translation;
     final ViStateMachine machine;
+    /** The peer VI's attributes while connected, else null. */
     volatile VipViAttributes remoteAttributes;
     /** The VipConnectPeerRequest in progress or whose outcome is not yet collected, else null. */
     volatile PeerConnect.Attempt peerConnect;
     volatile boolean destroyed;
 
+    /** A new Idle VI, its queues and its queue pair (VipCreateVi, under the NIC lock). */
     VipVi(VipNic nic, VipViAttributes attributes, VipCq sendCq, VipCq recvCq) {
         this.nic = nic;
+        this.send = new WorkQueue(this, false, sendCq, nic.queueDepth);
+        this.recv = new WorkQueue(this, true, recvCq, nic.queueDepth);
         this.attributes = attributes;
         this.sendCq = sendCq;
         this.recvCq = recvCq;
-        this.send = new WorkQueue(this, false, sendCq, nic.queueDepth);
-        this.recv = new WorkQueue(this, true, recvCq, nic.queueDepth);
         this.qp = createQp(attributes.ptag(), qpType(attributes));
         this.translation = new DescriptorTranslation(this);
         this.machine = new ViStateMachine(this);
+    }
+
+    /** D18: Unreliable is a UC queue pair (no acknowledgements, no RDMA Read); the reliable levels RC. */
+    static QpType qpType(VipViAttributes a) {
+        return a.reliabilityLevel() == VipReliabilityLevel.UNRELIABLE ? QpType.UC : QpType.RC;
     }
 
     private QueuePair createQp(VipPtag ptag, QpType type) {
@@ -87,11 +96,6 @@ public final class VipVi implements AutoCloseable {
     /** The CQ the receive queue is attached to, or null. */
     public VipCq recvCq() {
         return recvCq;
-    }
-
-    /** D18: Unreliable is a UC queue pair (no acknowledgements, no RDMA Read); the reliable levels RC. */
-    static QpType qpType(VipViAttributes a) {
-        return a.reliabilityLevel() == VipReliabilityLevel.UNRELIABLE ? QpType.UC : QpType.RC;
     }
 
     int qpAccess() {
