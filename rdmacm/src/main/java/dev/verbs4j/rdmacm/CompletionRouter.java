@@ -9,22 +9,11 @@ import dev.verbs4j.verbs.WcStatus;
  * {@link OneSidedOperations}), turns CM events into the {@link Lifecycle}'s ends, and serves the
  * parts' waiting futures in a fixed order. Runs under the connection's lock; owns nothing.
  */
-final class CompletionRouter implements Waiters.Progress {
+record CompletionRouter(Lifecycle life, SendRing sends, Receives receives, OneSidedOperations operations)
+        implements Waiters.Progress {
 
     /** The tags of work requests that are not receives from the connection's ring or its group's shared queue. */
     static final long SEND_TAGS = SendRing.SEND_TAG | SendRing.CONTROL_TAG | OneSidedOperations.OP_TAG | Receives.POSTED_TAG;
-
-    private final Lifecycle life;
-    private final SendRing sends;
-    private final Receives receives;
-    private final OneSidedOperations operations;
-
-    CompletionRouter(Lifecycle life, SendRing sends, Receives receives, OneSidedOperations operations) {
-        this.life = life;
-        this.sends = sends;
-        this.receives = receives;
-        this.operations = operations;
-    }
 
     @Override
     public void onEvent(CmEvent ev) {

@@ -23,25 +23,26 @@ final class InboundQueue<T, R> {
 
     private final ArrayDeque<T> items = new ArrayDeque<>();
     private final ArrayDeque<AsyncOp<R>> waiting = new ArrayDeque<>();
+    /**
+     * What the messages say: the blocking call's name ("receive"), what its timeout says is
+     * missing ("message"), and the refusal when too many futures wait ("futures already wait (at
+     * most receiveDepth)").
+     */
+    record Texts(String call, String missing, String tooMany) {
+    }
+
     private final Lifecycle life;
     private final Waiters waiters;
     private final Taker<T, R> taker;
-    /** The blocking call's name and what its timeout says is missing ("message"). */
-    private final String call;
-    private final String missing;
+    private final Texts texts;
     private final int maxWaiting;
-    /** The refusal when {@link #maxWaiting} futures wait: "futures already wait (at most receiveDepth)". */
-    private final String tooMany;
 
-    InboundQueue(Lifecycle life, Waiters waiters, Taker<T, R> taker, String call, String missing, int maxWaiting,
-                 String tooMany) {
+    InboundQueue(Lifecycle life, Waiters waiters, Taker<T, R> taker, Texts texts, int maxWaiting) {
         this.life = life;
         this.waiters = waiters;
         this.taker = taker;
-        this.call = call;
-        this.missing = missing;
+        this.texts = texts;
         this.maxWaiting = maxWaiting;
-        this.tooMany = tooMany;
     }
 
     void add(T item) {
@@ -70,21 +71,20 @@ final class InboundQueue<T, R> {
 
     /** The next item, taken, or null at end of stream; throws when closed or broken. Waits up to {@code timeout}. */
     R receive(Duration timeout) throws RdmaConnectionException {
-        long deadline = Waiters.deadline(timeout);
-        waiters.enter();
+        long deadline = waiters.enter(timeout);
         try {
             while (true) {
                 waiters.progress();
-                life.checkNotClosed(call);
+                life.checkNotClosed(texts.call());
                 T head = items.pollFirst();
                 if (head != null) {
                     return taker.take(head);
                 }
-                if (life.endOfStream(call)) {
+                if (life.endOfStream(texts.call())) {
                     return null;
                 }
                 if (!waiters.await(deadline)) {
-                    throw new RdmaTimeoutException(call + ": no " + missing + " within " + timeout);
+                    throw new RdmaTimeoutException(texts.call() + ": no " + texts.missing() + " within " + timeout);
                 }
             }
         } finally {
@@ -94,7 +94,7 @@ final class InboundQueue<T, R> {
 
     /** {@link #receive} as a future, completed in the order of the calls; refused beyond {@code maxWaiting}. */
     CompletableFuture<R> receiveAsync() {
-        String what = call + "Async";
+        String what = texts.call() + "Async";
         AsyncOp<R> op = new AsyncOp<>(waiters);
         waiters.lock.lock();
         try {
@@ -102,7 +102,7 @@ final class InboundQueue<T, R> {
                 return op.failNow(RdmaConnectionException.closed(what));
             }
             if (waiting.size() >= maxWaiting) {
-                return op.failNow(new IllegalStateException(what + ": " + waiting.size() + " " + tooMany
+                return op.failNow(new IllegalStateException(what + ": " + waiting.size() + " " + texts.tooMany()
                         + "; wait for one first"));
             }
             op.queueIn(waiting);
@@ -116,7 +116,7 @@ final class InboundQueue<T, R> {
 
     /** Completes the waiting futures as far as items, the end of the stream, a failure or close allow. */
     void serve() {
-        String what = call + "Async";
+        String what = texts.call() + "Async";
         while (!waiting.isEmpty()) {
             if (life.closing()) {
                 waiting.pollFirst().failLater(RdmaConnectionException.closed(what));

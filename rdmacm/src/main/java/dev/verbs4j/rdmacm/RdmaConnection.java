@@ -212,7 +212,7 @@ public final class RdmaConnection implements AutoCloseable {
             this.receives = new Receives(options, res, life, waiters, window, sends);
             this.operations = new OneSidedOperations(options, res, life, waiters, window);
             waiters.progressBy(new CompletionRouter(life, sends, receives, operations));
-            this.teardown = new Teardown(this, options, id, life, res, waiters, sends, receives, operations);
+            this.teardown = new Teardown(this, id, options.linger(), life, res, waiters, sends, receives, operations);
             res.attach(id, this); // last: from here on the group may hand completions over
         } finally {
             if (creating != null) {

@@ -56,24 +56,23 @@ final class Receives {
     Receives(ConnectionOptions options, ConnectionResources res, Lifecycle life, Waiters waiters, CreditWindow window,
              SendRing sends) {
         this.options = options;
+        this.sends = sends;
+        int depth = options.receiveDepth();
+        this.messages = new InboundQueue<>(life, waiters, this::copyOut, new InboundQueue.Texts("receive", "message",
+                "receive futures already wait for a message (at most receiveDepth)"), depth);
+        this.immediates = new InboundQueue<>(life, waiters, this::takeImmediate, new InboundQueue.Texts(
+                "receiveImmediate", "write with immediate", "futures already wait (at most receiveDepth)"), depth);
+        this.buffers = new InboundQueue<>(life, waiters, b -> b, new InboundQueue.Texts("receiveBuffer", "message",
+                "futures already wait (at most receiveDepth + 1)"), depth + 1);
         this.res = res;
         this.life = life;
         this.waiters = waiters;
         this.window = window;
-        this.sends = sends;
-        int depth = options.receiveDepth();
-        this.messages = new InboundQueue<>(life, waiters, this::copyOut, "receive", "message", depth,
-                "receive futures already wait for a message (at most receiveDepth)");
-        this.immediates = new InboundQueue<>(life, waiters, this::takeImmediate, "receiveImmediate",
-                "write with immediate", depth, "futures already wait (at most receiveDepth)");
-        this.buffers = new InboundQueue<>(life, waiters, b -> b, "receiveBuffer", "message", depth + 1,
-                "futures already wait (at most receiveDepth + 1)");
     }
 
     /** Waits up to {@code timeout} for the next message and copies it into {@code buffer}: its length, or END_OF_STREAM. */
     int receive(MemorySegment buffer, Duration timeout) throws RdmaConnectionException {
-        long deadline = Waiters.deadline(timeout);
-        waiters.enter();
+        long deadline = waiters.enter(timeout);
         try {
             while (true) {
                 waiters.progress();

@@ -63,8 +63,7 @@ final class SendRing {
 
     void send(MemorySegment message, Duration timeout) throws RdmaConnectionException {
         checkSize(message.byteSize());
-        long deadline = Waiters.deadline(timeout);
-        waiters.enter();
+        long deadline = waiters.enter(timeout);
         try {
             while (true) {
                 waiters.progress();
@@ -101,8 +100,7 @@ final class SendRing {
     }
 
     void flush(Duration timeout) throws RdmaConnectionException {
-        long deadline = Waiters.deadline(timeout);
-        waiters.enter();
+        long deadline = waiters.enter(timeout);
         try {
             while (true) {
                 waiters.progress();

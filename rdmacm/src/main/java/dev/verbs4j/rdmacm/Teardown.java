@@ -1,5 +1,6 @@
 package dev.verbs4j.rdmacm;
 
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -8,34 +9,12 @@ import java.util.concurrent.TimeUnit;
  * resources ({@link #release}) and only then fails the outstanding buffer operations, whose
  * buffers the device no longer touches once the queue pair is gone. Owns nothing of its own.
  */
-final class Teardown {
+record Teardown(RdmaConnection owner, CmId id, Duration lingerTime, Lifecycle life, ConnectionResources res, Waiters waiters,
+                SendRing sends, Receives receives, OneSidedOperations operations) {
 
     private static final System.Logger LOG = System.getLogger(RdmaConnection.class.getName());
     /** How long close waits for the callers still in a call to leave. */
     private static final long CALLERS_NANOS = TimeUnit.SECONDS.toNanos(10);
-
-    private final RdmaConnection owner;
-    private final ConnectionOptions options;
-    private final CmId id;
-    private final Lifecycle life;
-    private final ConnectionResources res;
-    private final Waiters waiters;
-    private final SendRing sends;
-    private final Receives receives;
-    private final OneSidedOperations operations;
-
-    Teardown(RdmaConnection owner, ConnectionOptions options, CmId id, Lifecycle life, ConnectionResources res,
-             Waiters waiters, SendRing sends, Receives receives, OneSidedOperations operations) {
-        this.owner = owner;
-        this.options = options;
-        this.id = id;
-        this.life = life;
-        this.res = res;
-        this.waiters = waiters;
-        this.sends = sends;
-        this.receives = receives;
-        this.operations = operations;
-    }
 
     /** See {@link RdmaConnection#close()}. */
     void close() {
@@ -44,7 +23,7 @@ final class Teardown {
             if (life.closing()) {
                 return;
             }
-            if (life.state() == Lifecycle.State.OPEN && !options.linger().isZero() && sends.inFlight() > 0) {
+            if (life.state() == Lifecycle.State.OPEN && !lingerTime.isZero() && sends.inFlight() > 0) {
                 linger();
             }
             life.close();
@@ -63,7 +42,7 @@ final class Teardown {
 
     /** Waits up to the linger time for the sends in flight, as a caller (so that a concurrent close waits for it). */
     private void linger() {
-        long deadline = Waiters.deadline(options.linger());
+        long deadline = Waiters.deadline(lingerTime);
         waiters.join();
         try {
             while (life.state() == Lifecycle.State.OPEN && sends.inFlight() > 0) {

@@ -101,6 +101,13 @@ final class Waiters {
         return new RdmaConnectionException(io.getMessage(), RdmaConnectionException.Kind.CLOSED, null, 0, null, 0, null, io);
     }
 
+    /** A blocking call of {@code timeout} begins (see {@link #enter()}); returns its deadline. */
+    long enter(Duration timeout) throws RdmaConnectionException {
+        long deadline = deadline(timeout);
+        enter();
+        return deadline;
+    }
+
     /** A blocking call begins: takes the lock and counts the caller; throws when closed. */
     void enter() throws RdmaConnectionException {
         lock.lock();
