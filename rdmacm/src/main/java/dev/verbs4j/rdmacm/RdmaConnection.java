@@ -1,42 +1,18 @@
 package dev.verbs4j.rdmacm;
 
 import dev.verbs4j.verbs.Access;
-import dev.verbs4j.verbs.CompletionChannel;
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.CompletionQueue;
-import dev.verbs4j.verbs.Context;
-import dev.verbs4j.verbs.MemoryRegion;
-import dev.verbs4j.verbs.Opcode;
-import dev.verbs4j.verbs.ProtectionDomain;
-import dev.verbs4j.verbs.QpType;
-import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.QueuePairAttributes;
-import dev.verbs4j.verbs.QueuePairInit;
-import dev.verbs4j.verbs.ReceiveRequests;
-import dev.verbs4j.verbs.SendFlags;
-import dev.verbs4j.verbs.SendRequest;
-import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.VerbsException;
-import dev.verbs4j.verbs.WcOpcode;
-import dev.verbs4j.verbs.WcStatus;
-import dev.verbs4j.verbs.WorkCompletion;
-import dev.verbs4j.verbs.WorkCompletions;
-import dev.verbs4j.verbs.internal.Libc;
-import dev.verbs4j.verbs.event.Readiness;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -189,94 +165,23 @@ public final class RdmaConnection implements AutoCloseable {
     public static final int WOULD_BLOCK = -2;
 
     private static final System.Logger LOG = System.getLogger(RdmaConnection.class.getName());
-    private static final long SEND_TAG = 1L << 40;
-    private static final long CONTROL_TAG = 1L << 41;
-    private static final long OP_TAG = 1L << 42;
-    private static final long POSTED_TAG = 1L << 43;
     /** The tags of work requests that are not receives from the connection's ring or its group's shared queue. */
-    static final long SEND_TAGS = SEND_TAG | CONTROL_TAG | OP_TAG | POSTED_TAG;
+    static final long SEND_TAGS = CompletionRouter.SEND_TAGS;
     /** Access of {@link #register(MemorySegment)}: local write, remote read and write. */
     static final int BUFFER_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_READ | Access.REMOTE_WRITE;
-    private static final int CONTROL_SLOTS = CreditWindow.CONTROL_SLOTS;
 
-    private enum State { CONNECTING, OPEN, PEER_CLOSED, FAILED }
-
+    // the parts, all guarded by the one lock of the waiters
     private final ConnectionOptions options;
     private final CmId id;
-    private final int slot;
-    private final ProtectionDomain pd;
-    private final CompletionChannel completionChannel;
-    private final CompletionQueue cq;
-    private final QueuePair qp;
-    private final MemoryRegion sendRing;
-    private final MemoryRegion receiveRing;
-    private final SendRequests sendRequests = new SendRequests(1, 1);
-    private final ReceiveRequests receiveRequests = new ReceiveRequests(1, 1);
-    /** The native completion array; null in a group, whose poller takes the completions. */
-    private final WorkCompletions completions;
-    /** The group whose protection domain and completion queue the connection uses, or null (its own). */
-    private final RdmaEndpointGroup group;
-    /** Whether the queue pair takes its receives from the group's shared receive queue (the receive ring is the group's slots). */
-    private final boolean shared;
-    /** Completions the group handed over, not yet taken (guarded by {@link #lock}). */
-    private final ArrayDeque<Completion> inbox = new ArrayDeque<>();
-    /** The wake-up fd was signalled for a sleeping caller and is still readable (guarded by {@link #lock}). */
-    private boolean wakePending;
-    private final int wakeFd;
-
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition progressed = lock.newCondition();
-    private final ArrayDeque<Integer> freeSendSlots = new ArrayDeque<>();
-    private final ArrayDeque<long[]> arrived = new ArrayDeque<>();
-    /** The flow control: credits held and owed (guarded by {@link #lock}). */
-    private final CreditWindow window;
-    private EventChannel events;
-    private int[] fds;
-    private State state = State.CONNECTING;
-    private RdmaConnectionException failure;
-    private CmEventType endEvent;
-    private boolean disconnectCalled;
-    private boolean closing;
-    private boolean released;
-    private boolean pollerActive;
-    /** A caller sleeps on the connection's fds (Readiness): the others leave the channels and the queue to it. */
-    private boolean pollerSleeping;
-    private int callers;
+    private final Lifecycle life;
+    private final ConnectionResources res;
+    private final Waiters waiters;
+    private final SendRing sends;
+    private final Receives receives;
+    private final OneSidedOperations operations;
+    private final Teardown teardown;
     private byte[] peerPrivateData = new byte[0];
     private InetSocketAddress localAddress;
-    private InetSocketAddress remoteAddress;
-    /** The {@link #sendAsync} futures waiting for a slot and a credit, oldest first (guarded by {@link #lock}). */
-    private final ArrayDeque<AsyncOp<Void>> asyncSends = new ArrayDeque<>();
-    /** The {@link #receiveAsync} futures waiting for a message, oldest first (guarded by {@link #lock}). */
-    private final ArrayDeque<AsyncOp<byte[]>> asyncReceives = new ArrayDeque<>();
-    /** Completions of futures decided under the lock, run after it is released (guarded by {@link #lock}). */
-    private List<Runnable> deliveries = new ArrayList<>();
-    /** The poller's watch on the connection's fds while futures wait and no caller sleeps on them. */
-    private Readiness.Watch watch;
-    private boolean serving;
-    /** Buffer operations not posted yet (no free operation slot, or no credit), oldest first (guarded by {@link #lock}). */
-    private final ArrayDeque<AsyncOp<Void>> waitingOps = new ArrayDeque<>();
-    /** Buffer operations posted and not completed, by work request id (guarded by {@link #lock}). */
-    private final LinkedHashMap<Long, AsyncOp<Void>> outstandingOps = new LinkedHashMap<>();
-    private long nextOpId;
-    /** The peer's writes with immediate that arrived: {receive slot, immediate, byte length} (guarded by {@link #lock}). */
-    private final ArrayDeque<long[]> immediates = new ArrayDeque<>();
-    /** The {@link #receiveImmediateAsync} futures waiting, oldest first (guarded by {@link #lock}). */
-    private final ArrayDeque<AsyncOp<ImmediateData>> asyncImmediates = new ArrayDeque<>();
-    /** Posted receives ({@link #postReceive}): those posted, by id, and those held by an immediate not yet taken (guarded by {@link #lock}). */
-    private final java.util.HashMap<Integer, ReceivedBuffer> postedBuffers = new java.util.HashMap<>();
-    private final java.util.HashMap<Integer, ReceivedBuffer> heldForImmediates = new java.util.HashMap<>();
-    /** Messages that arrived in posted buffers, oldest first (guarded by {@link #lock}). */
-    private final ArrayDeque<ReceivedBuffer> arrivedBuffers = new ArrayDeque<>();
-    /** The {@link #receiveBufferAsync} futures waiting, oldest first (guarded by {@link #lock}). */
-    private final ArrayDeque<AsyncOp<ReceivedBuffer>> asyncBuffers = new ArrayDeque<>();
-    private int nextPostedId;
-    /** Posted buffers that a message has not used yet. */
-    private int postedCount;
-    /** With posted receives: whether the ring's one receive (for the peer's first update) is still posted. */
-    private boolean ringReservePosted = true;
-    /** With posted receives: a peer's update used the reserve, and the next posted buffer replaces it. */
-    private boolean reserveMissing;
 
     /**
      * Creates the resources on {@code id} (bound to a device) and posts every receive. On failure
@@ -294,101 +199,27 @@ public final class RdmaConnection implements AutoCloseable {
     RdmaConnection(CmId id, EventChannel events, ConnectionOptions options, RdmaEndpointGroup group) {
         this.options = options;
         this.id = id;
-        this.events = events;
-        this.group = group;
-        this.shared = group != null && group.sharedReceiveQueue() != null;
-        this.slot = options.maxMessageSize();
-        this.window = new CreditWindow(options.receiveDepth(), options.postedReceives());
-        int receives = options.receiveDepth() + CONTROL_SLOTS;
-        int sends = options.sendDepth() + CONTROL_SLOTS;
-        int ops = options.sendDepth();
-        Context context = id.context();
-        ProtectionDomain pd = null;
-        CompletionChannel channel = null;
-        CompletionQueue cq = null;
-        MemoryRegion sendRing = null;
-        MemoryRegion receiveRing = null;
-        int wake = -1;
-        WorkCompletions wcs = null;
+        CreditWindow window = new CreditWindow(options.receiveDepth(), options.postedReceives());
+        this.life = new Lifecycle(id);
+        // held from the queue pair's creation until it is attached: see RdmaEndpointGroup.queuePairGone
         ReentrantLock creating = group == null ? null : group.queuePairLock();
         if (creating != null) {
             creating.lock();
         }
         try {
-            if (group != null) {
-                if (group.context() != context) {
-                    throw new IllegalArgumentException("the connection's device " + context.name()
-                            + " is not the endpoint group's " + group.context().name());
-                }
-                pd = group.protectionDomain();
-                cq = group.completionQueue();
-            } else {
-                pd = context.allocateProtectionDomain();
-                channel = context.createCompletionChannel();
-                cq = context.createCompletionQueue(sends + ops + receives, channel, 0);
-            }
-            QueuePairInit init = QueuePairInit.of(QpType.RC, cq).maxSendWr(sends + ops).maxRecvWr(receives).maxSendSge(1)
-                    .maxRecvSge(1);
-            if (shared) {
-                init.sharedReceiveQueue(group.sharedReceiveQueue());
-            }
-            this.qp = id.createQueuePair(pd, init);
-            sendRing = pd.allocateRegion((long) slot * options.sendDepth(), Access.LOCAL_WRITE);
-            int ringSlots = shared ? 0 : options.postedReceives() ? CONTROL_SLOTS : receives;
-            receiveRing = shared ? group.sharedSlots() : pd.allocateRegion((long) slot * ringSlots, Access.LOCAL_WRITE);
-            this.sendRing = sendRing;
-            this.receiveRing = receiveRing;
-            if (group == null) {
-                wcs = new WorkCompletions(Math.min(64, sends + receives));
-            }
-            wake = Libc.eventfd();
-            for (int i = 0; i < options.sendDepth(); i++) {
-                freeSendSlots.add(i);
-            }
-            for (int i = 0; i < ringSlots; i++) {
-                postReceive(i);
-            }
-            // the peer's initial credits are owed from the start (CreditWindow), returned by the first update
-            if (group != null) {
-                group.attach(qp.qpNum(), this);
-            }
-        } catch (RuntimeException e) {
-            if (wake >= 0) {
-                Libc.close(wake);
-            }
-            if (wcs != null) {
-                wcs.close();
-            }
-            sendRequests.close();
-            receiveRequests.close();
-            QueuePair q = id.queuePair();
-            if (group != null && q != null) {
-                // as a close: the queue is drained of the queue pair's completions before another is created
-                int qpNum = q.qpNum();
-                group.queuePairGone(qpNum, this, () -> closeQuietly(q));
-            } else {
-                closeQuietly(q);
-            }
-            closeQuietly(sendRing);
-            if (!shared) {
-                closeQuietly(receiveRing);
-            }
-            if (group == null) {
-                closeQuietly(pd);
-                closeQuietly(cq);
-                closeQuietly(channel);
-            }
-            throw e;
+            this.res = new ConnectionResources(id, options, group, this);
+            this.waiters = new Waiters(res, life, events);
+            this.sends = new SendRing(options, res, life, waiters, window);
+            this.receives = new Receives(options, res, life, waiters, window, sends);
+            this.operations = new OneSidedOperations(options, res, life, waiters, window);
+            waiters.progressBy(new CompletionRouter(life, sends, receives, operations));
+            this.teardown = new Teardown(this, id, options.linger(), life, res, waiters, sends, receives, operations);
+            res.attach(id, this); // last: from here on the group may hand completions over
         } finally {
             if (creating != null) {
                 creating.unlock();
             }
         }
-        this.pd = pd;
-        this.completionChannel = channel;
-        this.cq = cq;
-        this.completions = wcs;
-        this.wakeFd = wake;
     }
 
     /**
@@ -416,128 +247,12 @@ public final class RdmaConnection implements AutoCloseable {
     /** {@link #connect(InetSocketAddress, InetSocketAddress, ConnectionOptions, Duration)} in {@code group} (or null). */
     static RdmaConnection connect(InetSocketAddress remote, InetSocketAddress local, ConnectionOptions options,
                                   Duration timeout, RdmaEndpointGroup group) throws RdmaConnectionException {
-        Objects.requireNonNull(remote, "remote");
-        ConnectionOptions o = options == null ? ConnectionOptions.DEFAULT : options;
-        long deadline = System.nanoTime() + timeout.toNanos();
-        String what = "connect to " + remote;
-        EventChannel channel;
-        try {
-            channel = EventChannel.create();
-        } catch (VerbsException e) {
-            throw RdmaConnectionException.of(e, what);
-        }
-        RdmaConnection connection = null;
-        try {
-            CmId id = channel.createId(PortSpace.TCP);
-            id.resolveAddress(local, remote, left(deadline, timeout, what, Phase.ADDRESS));
-            expect(channel, CmEventType.ADDR_RESOLVED, deadline, timeout, what, Phase.ADDRESS);
-            id.resolveRoute(left(deadline, timeout, what, Phase.ROUTE));
-            expect(channel, CmEventType.ROUTE_RESOLVED, deadline, timeout, what, Phase.ROUTE);
-            left(deadline, timeout, what, Phase.CONNECT);
-            connection = new RdmaConnection(id, channel, o, group);
-            if (o.ackTimeout() != 0) {
-                id.setAckTimeout(o.ackTimeout());
-            }
-            id.connect(parameters(o.privateData()));
-            CmEvent established = expect(channel, CmEventType.ESTABLISHED, deadline, timeout, what, Phase.ESTABLISHED);
-            connection.established(established, channel, null);
-            return connection;
-        } catch (VerbsException e) {
-            abandon(connection, channel);
-            throw RdmaConnectionException.of(e, what);
-        } catch (RdmaConnectionException | RuntimeException | Error e) {
-            abandon(connection, channel);
-            throw e;
-        }
+        return ActiveConnect.connect(remote, local, options, timeout, group);
     }
 
     /** {@link #connect(InetSocketAddress, InetSocketAddress, ConnectionOptions, Duration)} with default options. */
     public static RdmaConnection connect(InetSocketAddress remote, Duration timeout) throws RdmaConnectionException {
         return connect(remote, null, null, timeout);
-    }
-
-    private static void abandon(RdmaConnection connection, EventChannel channel) {
-        if (connection != null) {
-            connection.release();
-        }
-        closeQuietly(channel);
-    }
-
-    static ConnectionParameters parameters(byte[] privateData) {
-        return ConnectionParameters.DEFAULT.withRetries(7, 7).withPrivateData(privateData);
-    }
-
-    /** The phases of {@link #connect}, named by its timeout messages. */
-    enum Phase {
-        ADDRESS("address resolution"), ROUTE("route resolution"), CONNECT("connect"),
-        ESTABLISHED("established (waiting for the peer's accept)");
-
-        final String text;
-
-        Phase(String text) {
-            this.text = text;
-        }
-    }
-
-    /** The message of a connect that ran out of time in {@code phase}: names the phase, the peer and the limit. */
-    static String timedOut(String what, Phase phase, Duration timeout) {
-        return what + ": timed out after " + timeout + " in phase " + phase.text;
-    }
-
-    private static Duration left(long deadline, Duration timeout, String what, Phase phase) throws RdmaTimeoutException {
-        long left = deadline - System.nanoTime();
-        if (left < 1_000_000) {
-            throw new RdmaTimeoutException(timedOut(what, phase, timeout));
-        }
-        return Duration.ofNanos(left);
-    }
-
-    private static CmEvent expect(EventChannel channel, CmEventType type, long deadline, Duration timeout, String what,
-                                  Phase phase) throws RdmaConnectionException {
-        while (true) {
-            long left = deadline - System.nanoTime();
-            CmEvent ev = left <= 0 ? channel.tryGetEvent() : channel.getEvent(Duration.ofNanos(left));
-            if (ev == null) {
-                throw new RdmaTimeoutException(timedOut(what, phase, timeout) + " (no " + type + " event)");
-            }
-            if (ev.type() == type) {
-                return ev;
-            }
-            if (ev.type() == CmEventType.ADDR_CHANGE) {
-                continue;
-            }
-            throw RdmaConnectionException.of(ev, what);
-        }
-    }
-
-    /**
-     * Called once the connection is established; {@code channel} is the connection's own event
-     * channel, {@code requestData} the private data of the connection request (server side) or null.
-     */
-    void established(CmEvent event, EventChannel channel, byte[] requestData) {
-        lock.lock();
-        try {
-            this.events = channel;
-            this.fds = group == null ? new int[]{completionChannel.fd(), channel.fd(), wakeFd} : new int[]{channel.fd(), wakeFd};
-            this.peerPrivateData = requestData != null ? requestData.clone() : event.privateData();
-            this.localAddress = id.localAddress();
-            this.remoteAddress = id.peerAddress();
-            if (state == State.CONNECTING) {
-                state = State.OPEN;
-            }
-            returnCredits();
-        } finally {
-            lock.unlock();
-        }
-        try {
-            qp.modify(new QueuePairAttributes().minRnrTimer(options.minRnrTimer()));
-        } catch (VerbsException e) {
-            LOG.log(System.Logger.Level.DEBUG, "keeping the connection manager's RNR timer: {0}", e.getMessage());
-        }
-    }
-
-    CmId id() {
-        return id;
     }
 
     /** The options the connection was made with. */
@@ -552,7 +267,7 @@ public final class RdmaConnection implements AutoCloseable {
 
     /** The peer's address. */
     public InetSocketAddress remoteAddress() {
-        return remoteAddress;
+        return life.peer();
     }
 
     /**
@@ -565,11 +280,11 @@ public final class RdmaConnection implements AutoCloseable {
 
     /** Whether the connection can still send: established, not closed, not disconnected, not broken. */
     public boolean isOpen() {
-        lock.lock();
+        waiters.lock.lock();
         try {
-            return !closing && state == State.OPEN;
+            return life.state() == Lifecycle.State.OPEN;
         } finally {
-            lock.unlock();
+            waiters.lock.unlock();
         }
     }
 
@@ -584,26 +299,7 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws RdmaConnectionException when closed, disconnected or broken
      */
     public void send(MemorySegment message, Duration timeout) throws RdmaConnectionException {
-        checkSize(message.byteSize());
-        long deadline = deadline(timeout);
-        enter();
-        try {
-            while (true) {
-                progress();
-                checkSendable("send");
-                if (asyncSends.isEmpty() && !freeSendSlots.isEmpty() && window.canSend()) {
-                    post(message);
-                    return;
-                }
-                if (!await(deadline)) {
-                    throw new RdmaTimeoutException(!window.canSend()
-                            ? "send: the peer posted no receive for another message within " + timeout
-                            : "send: no send slot free within " + timeout + " (" + options.sendDepth() + " sends in flight)");
-                }
-            }
-        } finally {
-            leave();
-        }
+        sends.send(message, timeout);
     }
 
     /** Sends {@code length} bytes of {@code data} from {@code offset} as one message; see {@link #send(MemorySegment, Duration)}. */
@@ -624,19 +320,7 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws RdmaConnectionException when closed, disconnected or broken
      */
     public boolean trySend(MemorySegment message) throws RdmaConnectionException {
-        checkSize(message.byteSize());
-        enter();
-        try {
-            progress();
-            checkSendable("trySend");
-            if (!asyncSends.isEmpty() || freeSendSlots.isEmpty() || !window.canSend()) {
-                return false;
-            }
-            post(message);
-            return true;
-        } finally {
-            leave();
-        }
+        return sends.trySend(message);
     }
 
     /** {@link #trySend(MemorySegment)} for a byte array. */
@@ -651,23 +335,7 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws RdmaConnectionException when closed, disconnected or broken before they completed
      */
     public void flush(Duration timeout) throws RdmaConnectionException {
-        long deadline = deadline(timeout);
-        enter();
-        try {
-            while (true) {
-                progress();
-                if (freeSendSlots.size() == options.sendDepth() && asyncSends.isEmpty()) {
-                    return;
-                }
-                checkSendable("flush");
-                if (!await(deadline)) {
-                    throw new RdmaTimeoutException("flush: " + (options.sendDepth() - freeSendSlots.size())
-                            + " sends still in flight after " + timeout);
-                }
-            }
-        } finally {
-            leave();
-        }
+        sends.flush(timeout);
     }
 
     /**
@@ -682,22 +350,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public int receive(MemorySegment buffer, Duration timeout) throws RdmaConnectionException {
         requirePosted("receive", false);
-        long deadline = deadline(timeout);
-        enter();
-        try {
-            while (true) {
-                progress();
-                int n = take(buffer, "receive");
-                if (n != WOULD_BLOCK) {
-                    return n;
-                }
-                if (!await(deadline)) {
-                    throw new RdmaTimeoutException("receive: no message within " + timeout);
-                }
-            }
-        } finally {
-            leave();
-        }
+        return receives.receive(buffer, timeout);
     }
 
     /** {@link #receive(MemorySegment, Duration)} into {@code length} bytes of {@code buffer} from {@code offset}. */
@@ -711,28 +364,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public byte[] receive(Duration timeout) throws RdmaConnectionException {
         requirePosted("receive", false);
-        long deadline = deadline(timeout);
-        enter();
-        try {
-            while (true) {
-                progress();
-                checkNotClosed("receive");
-                if (!arrived.isEmpty()) {
-                    byte[] data = new byte[(int) arrived.peekFirst()[1]];
-                    take(MemorySegment.ofArray(data), "receive");
-                    return data;
-                }
-                int n = take(MemorySegment.NULL, "receive");
-                if (n == END_OF_STREAM) {
-                    return null;
-                }
-                if (!await(deadline)) {
-                    throw new RdmaTimeoutException("receive: no message within " + timeout);
-                }
-            }
-        } finally {
-            leave();
-        }
+        return receives.messages.receive(timeout);
     }
 
     /**
@@ -743,13 +375,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public int tryReceive(MemorySegment buffer) throws RdmaConnectionException {
         requirePosted("tryReceive", false);
-        enter();
-        try {
-            progress();
-            return take(buffer, "tryReceive");
-        } finally {
-            leave();
-        }
+        return receives.tryReceive(buffer);
     }
 
     /**
@@ -762,36 +388,7 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws IllegalArgumentException when the message exceeds {@link ConnectionOptions#maxMessageSize()}
      */
     public CompletableFuture<Void> sendAsync(MemorySegment message) {
-        checkSize(message.byteSize());
-        AsyncOp<Void> op = new AsyncOp<>(null);
-        lock.lock();
-        try {
-            progress();
-            try {
-                checkSendable("sendAsync");
-            } catch (RdmaConnectionException e) {
-                return op.failNow(e);
-            }
-            if (asyncSends.isEmpty() && !freeSendSlots.isEmpty() && window.canSend()) {
-                try {
-                    post(message);
-                } catch (RdmaConnectionException e) {
-                    return op.failNow(e);
-                }
-                return op.finishNow(null);
-            }
-            if (asyncSends.size() >= options.sendDepth()) {
-                return op.failNow(new IllegalStateException("sendAsync: " + asyncSends.size()
-                        + " send futures already wait for a slot and a credit (at most sendDepth); wait for one first"));
-            }
-            op.message = bytes(message);
-            op.queued = true;
-            asyncSends.addLast(op);
-            serveAsync();
-        } finally {
-            unlockAndDeliver();
-        }
-        return op;
+        return sends.sendAsync(message);
     }
 
     /** {@link #sendAsync(MemorySegment)} for a byte array (copied before this method returns). */
@@ -808,28 +405,8 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public CompletableFuture<byte[]> receiveAsync() {
         requirePosted("receiveAsync", false);
-        AsyncOp<byte[]> op = new AsyncOp<>(null);
-        lock.lock();
-        try {
-            if (closing) {
-                return op.failNow(RdmaConnectionException.closed("receiveAsync"));
-            }
-            if (asyncReceives.size() >= options.receiveDepth()) {
-                return op.failNow(new IllegalStateException("receiveAsync: " + asyncReceives.size()
-                        + " receive futures already wait for a message (at most receiveDepth); wait for one first"));
-            }
-            op.queued = true;
-            asyncReceives.addLast(op);
-            progress();
-            serveAsync();
-        } finally {
-            unlockAndDeliver();
-        }
-        return op;
+        return receives.messages.receiveAsync();
     }
-
-
-    // ---- registered buffers: one-sided operations and zero-copy sends ----
 
     /**
      * Registers {@code segment} (memory of an {@link dev.verbs4j.verbs.RdmaArena} or the global
@@ -850,15 +427,15 @@ public final class RdmaConnection implements AutoCloseable {
     /** {@link #register(MemorySegment)} with these {@link Access} flags. */
     public RegisteredBuffer register(MemorySegment segment, int access) {
         Objects.requireNonNull(segment, "segment");
-        lock.lock();
+        waiters.lock.lock();
         try {
-            if (closing) {
+            if (life.closing()) {
                 throw new IllegalStateException("register: the connection is closed");
             }
         } finally {
-            lock.unlock();
+            waiters.lock.unlock();
         }
-        return RegisteredBuffer.register(pd, segment, access);
+        return RegisteredBuffer.register(res.pd, segment, access);
     }
 
     /**
@@ -879,7 +456,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public CompletableFuture<Void> writeAsync(RegisteredBuffer local, long offset, int length, RemoteBuffer remote,
                                               long remoteOffset) {
-        return submit(new BufferOperation(BufferOperation.Kind.WRITE, local, offset, length, remote, remoteOffset, 0));
+        return operations.submit(new BufferOperation(BufferOperation.Kind.WRITE, local, offset, length, remote, remoteOffset, 0));
     }
 
     /**
@@ -890,8 +467,8 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public CompletableFuture<Void> writeWithImmediateAsync(RegisteredBuffer local, long offset, int length,
                                                            RemoteBuffer remote, long remoteOffset, int immediate) {
-        return submit(new BufferOperation(BufferOperation.Kind.WRITE_WITH_IMMEDIATE, local, offset, length, remote,
-                remoteOffset, immediate));
+        return operations.submit(new BufferOperation(BufferOperation.Kind.WRITE_WITH_IMMEDIATE, local, offset, length,
+                remote, remoteOffset, immediate));
     }
 
     /**
@@ -901,7 +478,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public CompletableFuture<Void> readAsync(RegisteredBuffer local, long offset, int length, RemoteBuffer remote,
                                              long remoteOffset) {
-        return submit(new BufferOperation(BufferOperation.Kind.READ, local, offset, length, remote, remoteOffset, 0));
+        return operations.submit(new BufferOperation(BufferOperation.Kind.READ, local, offset, length, remote, remoteOffset, 0));
     }
 
     /**
@@ -915,8 +492,8 @@ public final class RdmaConnection implements AutoCloseable {
      *                                  {@link ConnectionOptions#maxMessageSize()}
      */
     public CompletableFuture<Void> sendAsync(RegisteredBuffer buffer, long offset, int length) {
-        checkSize(length);
-        return submit(new BufferOperation(BufferOperation.Kind.SEND, buffer, offset, length, null, 0, 0));
+        sends.checkSize(length);
+        return operations.submit(new BufferOperation(BufferOperation.Kind.SEND, buffer, offset, length, null, 0, 0));
     }
 
     /**
@@ -930,25 +507,25 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public void write(RegisteredBuffer local, long offset, int length, RemoteBuffer remote, long remoteOffset,
                       Duration timeout) throws RdmaConnectionException {
-        awaitOperation(writeAsync(local, offset, length, remote, remoteOffset), timeout, "write");
+        OneSidedOperations.await(writeAsync(local, offset, length, remote, remoteOffset), timeout, "write");
     }
 
     /** {@link #writeWithImmediateAsync}, waiting up to {@code timeout}; see {@link #write}. */
     public void writeWithImmediate(RegisteredBuffer local, long offset, int length, RemoteBuffer remote,
                                    long remoteOffset, int immediate, Duration timeout) throws RdmaConnectionException {
-        awaitOperation(writeWithImmediateAsync(local, offset, length, remote, remoteOffset, immediate), timeout,
+        OneSidedOperations.await(writeWithImmediateAsync(local, offset, length, remote, remoteOffset, immediate), timeout,
                 "writeWithImmediate");
     }
 
     /** {@link #readAsync}, waiting up to {@code timeout}; see {@link #write}. */
     public void read(RegisteredBuffer local, long offset, int length, RemoteBuffer remote, long remoteOffset,
                      Duration timeout) throws RdmaConnectionException {
-        awaitOperation(readAsync(local, offset, length, remote, remoteOffset), timeout, "read");
+        OneSidedOperations.await(readAsync(local, offset, length, remote, remoteOffset), timeout, "read");
     }
 
     /** {@link #sendAsync(RegisteredBuffer, long, int)}, waiting up to {@code timeout}; see {@link #write}. */
     public void send(RegisteredBuffer buffer, long offset, int length, Duration timeout) throws RdmaConnectionException {
-        awaitOperation(sendAsync(buffer, offset, length), timeout, "send");
+        OneSidedOperations.await(sendAsync(buffer, offset, length), timeout, "send");
     }
 
     /**
@@ -963,22 +540,7 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws RdmaConnectionException when closed or broken
      */
     public ImmediateData receiveImmediate(Duration timeout) throws RdmaConnectionException {
-        long deadline = deadline(timeout);
-        enter();
-        try {
-            while (true) {
-                progress();
-                ImmediateData d = takeImmediate("receiveImmediate");
-                if (d != null) {
-                    return d == NO_MORE ? null : d;
-                }
-                if (!await(deadline)) {
-                    throw new RdmaTimeoutException("receiveImmediate: no write with immediate within " + timeout);
-                }
-            }
-        } finally {
-            leave();
-        }
+        return receives.immediates.receive(timeout);
     }
 
     /**
@@ -987,24 +549,7 @@ public final class RdmaConnection implements AutoCloseable {
      * documentation for futures.
      */
     public CompletableFuture<ImmediateData> receiveImmediateAsync() {
-        AsyncOp<ImmediateData> op = new AsyncOp<>(null);
-        lock.lock();
-        try {
-            if (closing) {
-                return op.failNow(RdmaConnectionException.closed("receiveImmediateAsync"));
-            }
-            if (asyncImmediates.size() >= options.receiveDepth()) {
-                return op.failNow(new IllegalStateException("receiveImmediateAsync: " + asyncImmediates.size()
-                        + " futures already wait (at most receiveDepth); wait for one first"));
-            }
-            op.queued = true;
-            asyncImmediates.addLast(op);
-            progress();
-            serveAsync();
-        } finally {
-            unlockAndDeliver();
-        }
-        return op;
+        return receives.immediates.receiveAsync();
     }
 
     /**
@@ -1026,38 +571,7 @@ public final class RdmaConnection implements AutoCloseable {
      * @throws RdmaConnectionException  when closed, disconnected or broken
      */
     public void postReceive(RegisteredBuffer buffer, long offset, int length) throws RdmaConnectionException {
-        if (!options.postedReceives()) {
-            throw new IllegalStateException("postReceive: the connection receives into its ring; open it with"
-                    + " ConnectionOptions.withPostedReceives(true) to receive into posted buffers");
-        }
-        checkBuffer(buffer, offset, length, "postReceive");
-        if (length < 1) {
-            throw new IllegalArgumentException("postReceive: length must be positive, got " + length);
-        }
-        lock.lock();
-        try {
-            checkSendable("postReceive");
-            int max = options.receiveDepth() + CONTROL_SLOTS - (ringReservePosted ? 1 : 0);
-            if (postedCount >= max) {
-                throw new IllegalStateException("postReceive: " + postedCount + " buffers are posted already (at most "
-                        + max + ": receiveDepth and one for the peer's credit updates)");
-            }
-            int id = nextPostedId++;
-            if (!postBuffer(id, new ReceivedBuffer(buffer, offset, length))) {
-                checkSendable("postReceive");
-                throw new IllegalStateException("postReceive: the queue pair takes no receives");
-            }
-            postedCount++;
-            if (reserveMissing) {
-                reserveMissing = false;
-                window.updateReceiveReposted();
-            } else {
-                window.receiveReposted();
-            }
-            returnCredits();
-        } finally {
-            unlockAndDeliver();
-        }
+        receives.postReceive(buffer, offset, length);
     }
 
     /**
@@ -1071,29 +585,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public ReceivedBuffer receiveBuffer(Duration timeout) throws RdmaConnectionException {
         requirePosted("receiveBuffer", true);
-        long deadline = deadline(timeout);
-        enter();
-        try {
-            while (true) {
-                progress();
-                checkNotClosed("receiveBuffer");
-                ReceivedBuffer b = arrivedBuffers.pollFirst();
-                if (b != null) {
-                    return b;
-                }
-                if (state == State.PEER_CLOSED) {
-                    return null;
-                }
-                if (state == State.FAILED) {
-                    throw failure.rethrown("receiveBuffer");
-                }
-                if (!await(deadline)) {
-                    throw new RdmaTimeoutException("receiveBuffer: no message within " + timeout);
-                }
-            }
-        } finally {
-            leave();
-        }
+        return receives.buffers.receive(timeout);
     }
 
     /**
@@ -1103,24 +595,38 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public CompletableFuture<ReceivedBuffer> receiveBufferAsync() {
         requirePosted("receiveBufferAsync", true);
-        AsyncOp<ReceivedBuffer> op = new AsyncOp<>(null);
-        lock.lock();
+        return receives.buffers.receiveAsync();
+    }
+
+    /** The connection parameters of both sides of a connect, with {@code privateData}. */
+    static ConnectionParameters parameters(byte[] privateData) {
+        return ActiveConnect.parameters(privateData);
+    }
+
+    /**
+     * Called once the connection is established; {@code channel} is the connection's own event
+     * channel, {@code requestData} the private data of the connection request (server side) or null.
+     */
+    void established(CmEvent event, EventChannel channel, byte[] requestData) {
+        waiters.lock.lock();
         try {
-            if (closing) {
-                return op.failNow(RdmaConnectionException.closed("receiveBufferAsync"));
-            }
-            if (asyncBuffers.size() > options.receiveDepth()) {
-                return op.failNow(new IllegalStateException("receiveBufferAsync: " + asyncBuffers.size()
-                        + " futures already wait (at most receiveDepth + 1); wait for one first"));
-            }
-            op.queued = true;
-            asyncBuffers.addLast(op);
-            progress();
-            serveAsync();
+            waiters.established(channel);
+            this.peerPrivateData = requestData != null ? requestData.clone() : event.privateData();
+            this.localAddress = id.localAddress();
+            life.established(id.peerAddress());
+            sends.returnCredits();
         } finally {
-            unlockAndDeliver();
+            waiters.lock.unlock();
         }
-        return op;
+        try {
+            res.qp.modify(new QueuePairAttributes().minRnrTimer(options.minRnrTimer()));
+        } catch (VerbsException e) {
+            LOG.log(System.Logger.Level.DEBUG, "keeping the connection manager's RNR timer: {0}", e.getMessage());
+        }
+    }
+
+    CmId id() {
+        return id;
     }
 
     private void requirePosted(String what, boolean posted) {
@@ -1131,862 +637,30 @@ public final class RdmaConnection implements AutoCloseable {
         }
     }
 
-    /** Posts the receive of a posted buffer; false when the queue pair no longer takes receives or the buffer is closed. */
-    private boolean postBuffer(int id, ReceivedBuffer entry) {
-        try {
-            receiveRequests.get(0).wrId(POSTED_TAG | (id & 0xffff_ffffL)).sge(entry.buffer().region(), entry.offset(), entry.length());
-            qp.postReceive(receiveRequests, 1);
-        } catch (VerbsException | IllegalStateException e) {
-            LOG.log(System.Logger.Level.DEBUG, "posted receive not posted: {0}", e.getMessage());
-            return false;
-        }
-        postedBuffers.put(id, entry);
-        return true;
-    }
-
-    private CompletableFuture<Void> submit(BufferOperation operation) {
-        checkOperation(operation);
-        AsyncOp<Void> op = new AsyncOp<>(null);
-        op.operation = operation;
-        String what = operation.kind().verb;
-        lock.lock();
-        try {
-            progress();
-            try {
-                checkSendable(what);
-            } catch (RdmaConnectionException e) {
-                return op.failNow(e);
-            }
-            if (waitingOps.size() >= options.sendDepth()) {
-                return op.failNow(new IllegalStateException(what + ": " + outstandingOps.size() + " buffer operations are"
-                        + " outstanding and " + waitingOps.size() + " wait to be posted (at most sendDepth each); wait for one first"));
-            }
-            op.queued = true;
-            waitingOps.addLast(op);
-            serveAsync();
-        } finally {
-            unlockAndDeliver();
-        }
-        return op;
-    }
-
-    private void checkOperation(BufferOperation op) {
-        String what = op.kind().verb;
-        checkBuffer(op.buffer(), op.offset(), op.length(), what);
-        if (op.kind() != BufferOperation.Kind.SEND) {
-            Objects.requireNonNull(op.remote(), "remote buffer");
-            op.remote().checkRange(op.remoteOffset(), op.length(), what);
-        }
-    }
-
-    /** Checks a local buffer and range for {@code what}: not null, this connection's domain, inside the buffer, open. */
-    private void checkBuffer(RegisteredBuffer buffer, long offset, int length, String what) {
-        Objects.requireNonNull(buffer, "local buffer");
-        if (length < 0) {
-            throw new IllegalArgumentException(what + ": length must not be negative, got " + length);
-        }
-        if (buffer.region().protectionDomain() != pd) {
-            throw new IllegalArgumentException(what + ": the buffer was registered for another connection or group"
-                    + " (another protection domain); register it with this connection");
-        }
-        buffer.checkRange(offset, length, what);
-    }
-
-    private static void awaitOperation(CompletableFuture<Void> f, Duration timeout, String what) throws RdmaConnectionException {
-        try {
-            f.get(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            if (f.cancel(false)) {
-                throw new RdmaTimeoutException(what + ": not posted within " + timeout
-                        + " (every operation slot in use, or no credit); withdrawn");
-            }
-            throw new RdmaTimeoutException(what + ": posted but not completed within " + timeout
-                    + "; it stays posted, so its buffer may still be read or written until it completes or the connection closes");
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RdmaConnectionException r) {
-                throw r.rethrown(what);
-            }
-            if (cause instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new IllegalStateException(what + " failed", cause);
-        } catch (InterruptedException e) {
-            f.cancel(false);
-            throw RdmaConnectionException.interrupted(what);
-        }
-    }
-
-    /**
-     * A future of {@link #sendAsync} or {@link #receiveAsync}. While it waits in its queue ({@code
-     * queued}, under the connection's lock), a cancel, a timeout or an outside completion takes it
-     * out; once the connection took it, they return false and the connection completes it.
-     */
-    private final class AsyncOp<T> extends CompletableFuture<T> {
-        /** A waiting send's copy of its message. */
-        byte[] message;
-        /** A buffer operation's request. */
-        BufferOperation operation;
-        boolean queued;
-
-        AsyncOp(byte[] message) {
-            this.message = message;
-        }
-
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            return withdraw() && super.cancel(mayInterruptIfRunning);
-        }
-
-        @Override
-        public boolean completeExceptionally(Throwable ex) {
-            return withdraw() && super.completeExceptionally(ex);
-        }
-
-        @Override
-        public boolean complete(T value) {
-            return withdraw() && super.complete(value);
-        }
-
-        @Override
-        public <U> CompletableFuture<U> newIncompleteFuture() {
-            return new CompletableFuture<>();
-        }
-
-        /** Takes this operation out of its queue; false when the connection took it already. */
-        private boolean withdraw() {
-            lock.lock();
-            try {
-                if (!queued) {
-                    return false;
-                }
-                queued = false;
-                message = null;
-                asyncSends.remove(this);
-                asyncReceives.remove(this);
-                waitingOps.remove(this);
-                asyncImmediates.remove(this);
-                asyncBuffers.remove(this);
-                return true;
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        /** Completes a future nobody has seen yet (no callbacks to run); returns it. */
-        AsyncOp<T> finishNow(T value) {
-            super.complete(value);
-            return this;
-        }
-
-        AsyncOp<T> failNow(Throwable failure) {
-            super.completeExceptionally(failure);
-            return this;
-        }
-
-        /** Taken by the connection (under the lock): completed with {@code value} once the lock is released. */
-        void finishLater(T value) {
-            queued = false;
-            message = null;
-            deliveries.add(() -> super.complete(value));
-        }
-
-        void failLater(Throwable failure) {
-            queued = false;
-            message = null;
-            deliveries.add(() -> super.completeExceptionally(failure));
-        }
-    }
-
-    // ---- internals: all under the lock ----
-
-    private void checkSize(long size) {
-        if (size > slot) {
-            throw new IllegalArgumentException("a message of " + size + " bytes exceeds maxMessageSize " + slot);
-        }
-    }
-
-    private static long deadline(Duration timeout) {
-        long nanos = Math.max(0, timeout.toNanos());
-        long now = System.nanoTime();
-        return now + nanos < now ? Long.MAX_VALUE : now + nanos;
-    }
-
-    private void enter() throws RdmaConnectionException {
-        lock.lock();
-        if (closing) {
-            lock.unlock();
-            throw RdmaConnectionException.closed("connection");
-        }
-        callers++;
-    }
-
-    private void leave() {
-        callers--;
-        progressed.signalAll();
-        serveAsync();
-        unlockAndDeliver();
-    }
-
-    private void checkNotClosed(String what) throws RdmaConnectionException {
-        if (closing) {
-            throw RdmaConnectionException.closed(what);
-        }
-    }
-
-    private void checkSendable(String what) throws RdmaConnectionException {
-        checkNotClosed(what);
-        switch (state) {
-            case FAILED -> throw failure.rethrown(what);
-            case PEER_CLOSED -> throw RdmaConnectionException.peerDisconnected(what + " to " + remoteAddress, endEvent);
-            case CONNECTING -> throw new IllegalStateException(what + ": the connection is not established yet");
-            default -> { }
-        }
-    }
-
-    /** The next message into {@code buffer}, END_OF_STREAM, or WOULD_BLOCK; throws when closed or failed. */
-    private int take(MemorySegment buffer, String what) throws RdmaConnectionException {
-        checkNotClosed(what);
-        long[] head = arrived.peekFirst();
-        if (head != null) {
-            int s = (int) head[0];
-            int len = (int) head[1];
-            if (len > buffer.byteSize()) {
-                throw new IllegalArgumentException("the next message has " + len + " bytes, the buffer only " + buffer.byteSize());
-            }
-            MemorySegment.copy(receiveRing.segment(), (long) s * slot, buffer, 0, len);
-            arrived.pollFirst();
-            if (giveBack(s, state == State.OPEN)) {
-                window.receiveReposted();
-                returnCredits();
-            }
-            return len;
-        }
-        return switch (state) {
-            case PEER_CLOSED -> END_OF_STREAM;
-            case FAILED -> throw failure.rethrown(what);
-            default -> WOULD_BLOCK;
-        };
-    }
-
-    /** Posts {@code message}: needs a free send slot and a credit. */
-    private void post(MemorySegment message) throws RdmaConnectionException {
-        int s = freeSendSlots.pollFirst();
-        int len = (int) message.byteSize();
-        MemorySegment.copy(message, 0, sendRing.segment(), (long) s * slot, len);
-        int imm = window.messageImmediate();
-        sendRequests.reset(0).wrId(SEND_TAG | s).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
-                .immediateData(imm).sge(sendRing, (long) s * slot, len);
-        try {
-            qp.postSend(sendRequests, 1);
-        } catch (VerbsException e) {
-            freeSendSlots.addFirst(s);
-            progress();
-            checkSendable("send");
-            throw RdmaConnectionException.of(e, "send to " + remoteAddress);
-        }
-        window.messageSent(imm);
-    }
-
-    /** What {@link #takeImmediate} returns at end of stream. */
-    private static final ImmediateData NO_MORE = new ImmediateData(0, -1);
-
-    /** The next immediate (its receive posted again), {@link #NO_MORE} at end of stream, or null when none arrived yet. */
-    private ImmediateData takeImmediate(String what) throws RdmaConnectionException {
-        checkNotClosed(what);
-        long[] head = immediates.pollFirst();
-        if (head != null) {
-            if (head[0] < 0) {
-                int id = (int) (-1 - head[0]);
-                ReceivedBuffer entry = heldForImmediates.remove(id);
-                if (state == State.OPEN && postBuffer(id, entry)) {
-                    window.receiveReposted();
-                    returnCredits();
-                } else {
-                    postedCount--;
-                }
-            } else if (giveBack((int) head[0], state == State.OPEN)) {
-                window.receiveReposted();
-                returnCredits();
-            }
-            return new ImmediateData((int) head[1], (int) head[2]);
-        }
-        return switch (state) {
-            case PEER_CLOSED -> NO_MORE;
-            case FAILED -> throw failure.rethrown(what);
-            default -> null;
-        };
-    }
-
-    /** Posts a buffer operation: needs an operation slot, and a credit when it consumes a peer's receive. */
-    private void postOperation(AsyncOp<Void> op) throws RdmaConnectionException {
-        BufferOperation o = op.operation;
-        long wrId = OP_TAG | (nextOpId++ & 0xff_ffff_ffffL);
-        SendRequest r = sendRequests.reset(0).wrId(wrId).opcode(o.kind().opcode).flags(SendFlags.SIGNALED);
-        if (o.length() > 0) {
-            r.sge(o.buffer().region(), o.offset(), o.length());
-        }
-        int imm = 0;
-        if (o.kind() == BufferOperation.Kind.SEND) {
-            imm = window.messageImmediate();
-            r.immediateData(imm);
-        } else if (o.kind() == BufferOperation.Kind.WRITE_WITH_IMMEDIATE) {
-            r.immediateData(o.immediate());
-        }
-        if (o.remote() != null) {
-            r.rdma(o.remote().address() + o.remoteOffset(), o.remote().rkey());
-        }
-        try {
-            qp.postSend(sendRequests, 1);
-        } catch (VerbsException e) {
-            checkSendable(o.kind().verb);
-            throw RdmaConnectionException.of(e, o.kind().verb + " to " + remoteAddress);
-        }
-        outstandingOps.put(wrId, op);
-        if (o.kind() == BufferOperation.Kind.SEND) {
-            window.messageSent(imm);
-        } else if (o.kind() == BufferOperation.Kind.WRITE_WITH_IMMEDIATE) {
-            window.immediateSent();
-        }
-    }
-
-    /** The exception for an operation that cannot complete because of the connection's state. */
-    private RdmaConnectionException stateFailure(String what) {
-        if (closing) {
-            return RdmaConnectionException.closed(what);
-        }
-        return switch (state) {
-            case FAILED -> failure.rethrown(what);
-            case PEER_CLOSED -> RdmaConnectionException.peerDisconnected(what + " to " + remoteAddress, endEvent);
-            default -> RdmaConnectionException.closed(what);
-        };
-    }
-
-    /** Whether any future waits for the connection. */
-    private boolean futuresWait() {
-        return !asyncSends.isEmpty() || !asyncReceives.isEmpty() || !waitingOps.isEmpty() || !outstandingOps.isEmpty()
-                || !asyncImmediates.isEmpty() || !asyncBuffers.isEmpty();
-    }
-
-    /**
-     * Sends a credit update when enough receives wait to be returned and the peer has its
-     * reserved receive free for it.
-     */
-    private void returnCredits() {
-        if (!window.updateDue() || state != State.OPEN || closing || released) {
-            return;
-        }
-        int imm = window.updateImmediate();
-        sendRequests.reset(0).wrId(CONTROL_TAG).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED)
-                .immediateData(imm);
-        try {
-            qp.postSend(sendRequests, 1);
-        } catch (VerbsException e) {
-            // the queue pair went to the error state: the CM event or the flush tells why
-            LOG.log(System.Logger.Level.DEBUG, "credit update not sent: {0}", e.getMessage());
-            return;
-        }
-        window.updateSent(imm);
-    }
-
-    private void postReceive(int s) {
-        receiveRequests.get(0).wrId(s).sge(receiveRing, (long) s * slot, slot);
-        qp.postReceive(receiveRequests, 1);
-    }
-
-    /**
-     * Gives receive slot {@code s} back after its message (or update, or immediate) was taken:
-     * posted again for this connection when {@code counts} (true: it is owed to the peer as a
-     * credit). A shared slot always goes back to the group's shared receive queue, whatever the
-     * state, since other connections use it; it is owed as a credit only when {@code counts}.
-     */
-    private boolean giveBack(int s, boolean counts) {
-        if (shared) {
-            group.repostShared(s);
-            return counts;
-        }
-        return counts && repost(s);
-    }
-
-    /** On release: the shared slots the connection still holds (messages and immediates not taken, completions not yet seen) go back. */
-    private void returnSharedSlots() {
-        for (long[] a : arrived) {
-            group.repostShared((int) a[0]);
-        }
-        arrived.clear();
-        for (long[] i : immediates) {
-            if (i[0] >= 0) {
-                group.repostShared((int) i[0]);
-            }
-        }
-        immediates.clear();
-        group.recycle(new ArrayList<>(inbox));
-        inbox.clear();
-    }
-
-    /** Posts receive slot {@code s} again; false when the queue pair no longer takes receives. */
-    private boolean repost(int s) {
-        try {
-            postReceive(s);
-            return true;
-        } catch (VerbsException e) {
-            // the queue pair went to the error state: the CM event or the flush tells why
-            LOG.log(System.Logger.Level.DEBUG, "receive not reposted: {0}", e.getMessage());
-            return false;
-        }
-    }
-
-    /**
-     * Takes pending CM events, completion events and completions; returns how many there were.
-     * Does nothing while another caller sleeps in poll(): taking the event or the completions it
-     * waits for would leave it asleep with the news already taken (a lost wake-up); it wakes on
-     * them and signals the others.
-     */
-    private int takeNews() {
-        if (released || pollerSleeping) {
-            return 0;
-        }
-        int n = 0;
-        EventChannel ch = events;
-        if (ch != null) {
-            CmEvent ev;
-            while ((ev = ch.tryGetEvent()) != null) {
-                onEvent(ev);
-                n++;
-            }
-        }
-        if (group != null) {
-            if (wakePending) {
-                Libc.drain(wakeFd);
-                wakePending = false;
-            }
-            Completion c;
-            while ((c = inbox.pollFirst()) != null) {
-                n++;
-                onCompletion(c.wrId(), c.status(), c.opcode(), c.byteLength(), c.immediate(), c.flags());
-            }
-        } else {
-            while (completionChannel.tryGetEvent() != null) {
-                n++;
-            }
-            int got;
-            while ((got = cq.poll(completions)) > 0) {
-                n += got;
-                for (int i = 0; i < got; i++) {
-                    WorkCompletion wc = completions.get(i);
-                    onCompletion(wc.wrId(), wc.status(), wc.opcode(), wc.byteLength(), wc.immediateData(), wc.flags());
-                }
-            }
-        }
-        if (n > 0) {
-            returnCredits();
-        }
-        return n;
-    }
-
-    /** {@link #takeNews}, then serves the waiting futures when there was news. */
-    private int progress() {
-        int n = takeNews();
-        if (n > 0) {
-            serveAsync();
-        }
-        return n;
-    }
-
-    /**
-     * Serves the waiting futures as far as the connection allows (messages that arrived, free
-     * slots and credits, the end of the stream, a failure or close); while some still wait and no
-     * caller sleeps on the connection's fds, arms the completion queue and has the readiness
-     * poller watch the fds ({@link #onReadable}): no thread waits for them.
-     */
-    private void serveAsync() {
-        if (serving || released || fds == null) {
-            return;
-        }
-        serving = true;
-        try {
-            while (true) {
-                drainAsync();
-                if (!futuresWait() || pollerSleeping || closing) {
-                    return;
-                }
-                // armed again even while a watch is registered: a caller may have taken the
-                // completion event the watch waits for, and with it the queue's arming
-                if (group == null) {
-                    cq.requestNotify(false);
-                }
-                if (takeNews() == 0) {
-                    if (watch == null) {
-                        watch = Readiness.whenReadable(fds, this::onReadable);
-                    }
-                    return;
-                }
-            }
-        } finally {
-            serving = false;
-        }
-    }
-
-    private void drainAsync() {
-        while (!asyncReceives.isEmpty()) {
-            if (closing) {
-                asyncReceives.pollFirst().failLater(RdmaConnectionException.closed("receiveAsync"));
-            } else if (!arrived.isEmpty()) {
-                byte[] data = new byte[(int) arrived.peekFirst()[1]];
-                try {
-                    take(MemorySegment.ofArray(data), "receiveAsync");
-                    asyncReceives.pollFirst().finishLater(data);
-                } catch (RdmaConnectionException e) {
-                    asyncReceives.pollFirst().failLater(e);
-                }
-            } else if (state == State.PEER_CLOSED) {
-                asyncReceives.pollFirst().finishLater(null);
-            } else if (state == State.FAILED) {
-                asyncReceives.pollFirst().failLater(failure.rethrown("receiveAsync"));
-            } else {
-                break;
-            }
-        }
-        while (!asyncBuffers.isEmpty()) {
-            if (closing) {
-                asyncBuffers.pollFirst().failLater(RdmaConnectionException.closed("receiveBufferAsync"));
-            } else if (!arrivedBuffers.isEmpty()) {
-                asyncBuffers.pollFirst().finishLater(arrivedBuffers.pollFirst());
-            } else if (state == State.PEER_CLOSED) {
-                asyncBuffers.pollFirst().finishLater(null);
-            } else if (state == State.FAILED) {
-                asyncBuffers.pollFirst().failLater(failure.rethrown("receiveBufferAsync"));
-            } else {
-                break;
-            }
-        }
-        while (!asyncImmediates.isEmpty()) {
-            try {
-                ImmediateData d = takeImmediate("receiveImmediateAsync");
-                if (d == null) {
-                    break;
-                }
-                asyncImmediates.pollFirst().finishLater(d == NO_MORE ? null : d);
-            } catch (RdmaConnectionException e) {
-                asyncImmediates.pollFirst().failLater(e);
-            }
-        }
-        while (!waitingOps.isEmpty()) {
-            AsyncOp<Void> op = waitingOps.peekFirst();
-            BufferOperation o = op.operation;
-            try {
-                checkSendable(o.kind().verb);
-                if (outstandingOps.size() >= options.sendDepth() || o.kind().needsCredit() && !window.canSend()) {
-                    break;
-                }
-                waitingOps.pollFirst();
-                op.queued = false;
-                postOperation(op);
-            } catch (RdmaConnectionException | RuntimeException e) {
-                waitingOps.remove(op);
-                op.failLater(e);
-            }
-        }
-        while (!asyncSends.isEmpty()) {
-            AsyncOp<Void> op = asyncSends.peekFirst();
-            try {
-                checkSendable("sendAsync");
-                if (freeSendSlots.isEmpty() || !window.canSend()) {
-                    break;
-                }
-                asyncSends.pollFirst();
-                byte[] m = op.message;
-                post(MemorySegment.ofArray(m));
-                op.finishLater(null);
-            } catch (RdmaConnectionException e) {
-                asyncSends.remove(op);
-                op.failLater(e);
-            }
-        }
-    }
-
-    /** The poller saw one of the fds readable: takes the news and serves the futures (on a new virtual thread). */
-    private void onReadable() {
-        List<Runnable> batch;
-        lock.lock();
-        try {
-            watch = null;
-            if (!released) {
-                if (!closing) {
-                    progress();
-                }
-                serveAsync();
-            }
-            batch = takeDeliveries();
-        } finally {
-            lock.unlock();
-        }
-        runAll(batch);
-    }
-
-    private List<Runnable> takeDeliveries() {
-        if (deliveries.isEmpty()) {
-            return null;
-        }
-        List<Runnable> batch = deliveries;
-        deliveries = new ArrayList<>();
-        return batch;
-    }
-
-    /** Releases the lock and completes the futures decided under it on a new virtual thread. */
-    private void unlockAndDeliver() {
-        List<Runnable> batch = takeDeliveries();
-        lock.unlock();
-        if (batch != null) {
-            Thread.ofVirtual().name("verbs4j-rdma-futures").start(() -> runAll(batch));
-        }
-    }
-
-    private static void runAll(List<Runnable> batch) {
-        if (batch != null) {
-            for (Runnable r : batch) {
-                try {
-                    r.run();
-                } catch (RuntimeException | Error e) {
-                    LOG.log(System.Logger.Level.WARNING, "a future's callback failed", e);
-                }
-            }
-        }
-    }
-
-    /**
-     * Completions the group's poller took for this connection: taken at once, or by the caller
-     * sleeping on the connection's fds, which is woken for them.
-     */
+    /** Completions the group's poller took for this connection; see {@link Waiters#deliver}. */
     void deliver(List<Completion> batch) {
-        lock.lock();
-        try {
-            if (released) {
-                group.recycle(batch);
-                return;
-            }
-            inbox.addAll(batch);
-            if (pollerSleeping) {
-                if (!wakePending) {
-                    wakePending = true;
-                    Libc.signal(wakeFd);
-                }
-            } else {
-                progress();
-            }
-            progressed.signalAll();
-        } finally {
-            unlockAndDeliver();
-        }
+        waiters.deliver(batch);
     }
 
     /** The completion queue the connection's queue pair uses (its own, or its group's). */
     CompletionQueue completionQueue() {
-        return cq;
+        return res.cq;
     }
 
     /** The flow control's and the queues' state, for diagnostics. */
     String flowState() {
-        lock.lock();
+        waiters.lock.lock();
         try {
-            return window + "; arrived " + arrived.size() + ", immediates " + immediates.size() + ", free send slots "
-                    + freeSendSlots.size() + ", operations outstanding " + outstandingOps.size() + ", waiting " + waitingOps.size()
-                    + ", state " + state + (pollerSleeping ? ", a caller sleeps" : "") + (watch != null ? ", watched" : "");
+            return sends.window + "; " + receives + ", free send slots " + sends.freeSlots() + ", " + operations
+                    + ", state " + life + waiters;
         } finally {
-            lock.unlock();
+            waiters.lock.unlock();
         }
     }
 
     /** The group of the connection, or null. */
     public RdmaEndpointGroup group() {
-        return group;
-    }
-
-    private void onCompletion(long wrId, WcStatus wcStatus, WcOpcode opcode, int byteLength, int immediate, int flags) {
-        boolean success = wcStatus == WcStatus.SUCCESS;
-        if ((wrId & OP_TAG) != 0) {
-            AsyncOp<Void> op = outstandingOps.remove(wrId);
-            String what = op != null ? op.operation.kind().verb : "operation";
-            if (success) {
-                if (op != null) {
-                    op.finishLater(null);
-                }
-            } else if (wcStatus == WcStatus.WR_FLUSH_ERR) {
-                if (state == State.OPEN || state == State.CONNECTING) {
-                    ended(CmEventType.DISCONNECTED);
-                }
-                if (op != null) {
-                    op.failLater(stateFailure(what));
-                }
-            } else {
-                RdmaConnectionException e = RdmaConnectionException.of(wcStatus, what + " to " + remoteAddress);
-                fail(e);
-                if (op != null) {
-                    op.failLater(e);
-                }
-            }
-            return;
-        }
-        if ((wrId & POSTED_TAG) != 0) {
-            onPostedCompletion((int) (wrId & 0xffff_ffffL), success, wcStatus, opcode, byteLength, immediate, flags);
-            return;
-        }
-        boolean control = (wrId & CONTROL_TAG) != 0;
-        boolean send = control || (wrId & SEND_TAG) != 0;
-        int s = (int) (wrId & 0xffff_ffffL);
-        if (control) {
-            window.updateCompleted();
-        } else if (send) {
-            freeSendSlots.addLast(s);
-        }
-        if (success) {
-            if (!send && opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
-                // the peer's write with immediate: its receive is held until the application takes it
-                immediates.addLast(new long[]{s, immediate & 0xffff_ffffL, byteLength});
-                window.immediateReceived();
-            } else if (!send) {
-                int imm = (flags & WorkCompletion.FLAG_WITH_IMM) != 0 ? immediate : 0;
-                if (window.received(imm)) {
-                    if (options.postedReceives()) {
-                        // the ring's one receive took the peer's first update: the next posted buffer replaces it
-                        ringReservePosted = false;
-                        reserveMissing = true;
-                    } else if (giveBack(s, state == State.OPEN || state == State.CONNECTING)) {
-                        // the peer's update may arrive before this side saw ESTABLISHED
-                        window.updateReceiveReposted();
-                    }
-                } else {
-                    arrived.addLast(new long[]{s, byteLength});
-                }
-            }
-            return;
-        }
-        if (shared && !send) {
-            // the failed receive used a shared slot: it goes back to the group's queue
-            group.repostShared(s);
-        }
-        WcStatus status = wcStatus;
-        if (status == WcStatus.WR_FLUSH_ERR) {
-            // the queue pair is in the error state: a disconnect, or the error reported by an earlier completion
-            if (state == State.OPEN || state == State.CONNECTING) {
-                ended(CmEventType.DISCONNECTED);
-            }
-        } else {
-            fail(RdmaConnectionException.of(status, send ? "send to " + remoteAddress : "receive from " + remoteAddress));
-        }
-    }
-
-    /** A completion of a posted buffer's receive: a message, a write with immediate, or a credit update. */
-    private void onPostedCompletion(int id, boolean success, WcStatus status, WcOpcode opcode, int byteLength, int immediate,
-                                    int flags) {
-        ReceivedBuffer entry = postedBuffers.remove(id);
-        if (!success) {
-            postedCount--;
-            if (status == WcStatus.WR_FLUSH_ERR) {
-                if (state == State.OPEN || state == State.CONNECTING) {
-                    ended(CmEventType.DISCONNECTED);
-                }
-            } else {
-                fail(RdmaConnectionException.of(status, "receive from " + remoteAddress));
-            }
-            return;
-        }
-        if (opcode == WcOpcode.RECV_RDMA_WITH_IMM) {
-            heldForImmediates.put(id, entry);
-            immediates.addLast(new long[]{-1L - id, immediate & 0xffff_ffffL, byteLength});
-            window.immediateReceived();
-            return;
-        }
-        int imm = (flags & WorkCompletion.FLAG_WITH_IMM) != 0 ? immediate : 0;
-        if (window.received(imm)) {
-            // a credit update used the buffer without writing into it: posted again at once
-            if ((state == State.OPEN || state == State.CONNECTING) && postBuffer(id, entry)) {
-                window.updateReceiveReposted();
-            } else {
-                postedCount--;
-            }
-            return;
-        }
-        postedCount--;
-        arrivedBuffers.addLast(new ReceivedBuffer(entry.buffer(), entry.offset(), byteLength));
-    }
-
-    private void onEvent(CmEvent ev) {
-        switch (ev.type()) {
-            case DISCONNECTED, TIMEWAIT_EXIT -> ended(ev.type());
-            case ESTABLISHED, ADDR_CHANGE, CONNECT_RESPONSE, ROUTE_RESOLVED, ADDR_RESOLVED -> { }
-            default -> fail(RdmaConnectionException.of(ev, "connection to " + remoteAddress));
-        }
-    }
-
-    private void ended(CmEventType why) {
-        if (state == State.OPEN || state == State.CONNECTING) {
-            state = State.PEER_CLOSED;
-            endEvent = why;
-        }
-        disconnect();
-    }
-
-    private void fail(RdmaConnectionException e) {
-        if (state != State.FAILED) {
-            state = State.FAILED;
-            failure = e;
-        }
-        disconnect();
-    }
-
-    private void disconnect() {
-        if (!disconnectCalled && !released) {
-            disconnectCalled = true;
-            try {
-                id.disconnect();
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.DEBUG, "rdma_disconnect: {0}", e.getMessage());
-            }
-        }
-    }
-
-    /**
-     * Waits until something may have changed or {@code deadline} passes (false). One caller
-     * arms the completion queue, takes what is already there, and sleeps (Readiness: poll, or a parked virtual thread) on the
-     * completion channel, the event channel and the wake-up fd; the others wait on the condition
-     * until it is done (and meanwhile do not take events or completions, see {@link #progress}).
-     */
-    private boolean await(long deadline) throws RdmaConnectionException {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-            return false;
-        }
-        try {
-            if (pollerActive) {
-                progressed.awaitNanos(left);
-                return true;
-            }
-            pollerActive = true;
-            try {
-                if (group == null) {
-                    cq.requestNotify(false);
-                }
-                if (progress() > 0) {
-                    return true;
-                }
-                int[] watched = fds;
-                pollerSleeping = true;
-                unlockAndDeliver();
-                try {
-                    Readiness.awaitReadable(watched, (int) Math.min(Integer.MAX_VALUE, (left + 999_999) / 1_000_000));
-                } finally {
-                    lock.lock();
-                    pollerSleeping = false;
-                }
-            } finally {
-                pollerActive = false;
-                progressed.signalAll();
-            }
-            return true;
-        } catch (InterruptedException e) {
-            throw RdmaConnectionException.interrupted("wait on " + this);
-        }
+        return res.group;
     }
 
     /**
@@ -1996,106 +670,22 @@ public final class RdmaConnection implements AutoCloseable {
      */
     @Override
     public void close() {
-        lock.lock();
-        try {
-            if (closing) {
-                return;
-            }
-            if (state == State.OPEN && !options.linger().isZero() && freeSendSlots.size() < options.sendDepth()) {
-                long deadline = deadline(options.linger());
-                callers++;
-                try {
-                    while (state == State.OPEN && freeSendSlots.size() < options.sendDepth()) {
-                        progress();
-                        if (freeSendSlots.size() == options.sendDepth() || !await(deadline)) {
-                            break;
-                        }
-                    }
-                } catch (RuntimeException | RdmaConnectionException e) {
-                    LOG.log(System.Logger.Level.DEBUG, "linger ended: {0}", e.getMessage());
-                } finally {
-                    callers--;
-                }
-            }
-            closing = true;
-            disconnect();
-            Libc.signal(wakeFd);
-            progressed.signalAll();
-            drainAsync(); // every waiting future fails CLOSED
-            if (watch != null) {
-                watch.cancel(); // false when its task has started: it finds the connection released
-                watch = null;
-            }
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (callers > 0 && System.nanoTime() < until) {
-                try {
-                    progressed.awaitNanos(until - System.nanoTime());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
-            release();
-            // the queue pair is destroyed: the device no longer touches the buffers of these
-            for (AsyncOp<Void> op : outstandingOps.values()) {
-                op.failLater(RdmaConnectionException.closed(op.operation.kind().verb));
-            }
-            outstandingOps.clear();
-        } finally {
-            unlockAndDeliver();
-        }
+        teardown.close();
     }
 
     /** Frees everything: the id (and its queue pair), the rings, the queues, the channels. */
     void release() {
-        lock.lock();
-        try {
-            if (released) {
-                return;
-            }
-            released = true;
-            closing = true;
-            if (group != null) {
-                // destroys the queue pair and drains the group's queue of its completions before
-                // another queue pair of the group can be created (and so take its number)
-                group.queuePairGone(qp.qpNum(), this, () -> closeQuietly(id));
-                closeQuietly(sendRing);
-                if (shared) {
-                    returnSharedSlots();
-                } else {
-                    closeQuietly(receiveRing);
-                }
-            } else {
-                closeQuietly(id);
-                closeQuietly(pd);
-                closeQuietly(cq);
-                closeQuietly(completionChannel);
-                completions.close();
-            }
-            closeQuietly(events);
-            sendRequests.close();
-            receiveRequests.close();
-            Libc.close(wakeFd);
-        } finally {
-            lock.unlock();
-        }
+        teardown.release();
     }
 
-    /** Closes {@code c} (if any), logging rather than throwing what its close throws. */
+    /** Closes {@code c} (if any), logging at WARNING what its close throws; for {@link RdmaEndpointGroup}. */
     static void closeQuietly(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception e) {
-            LOG.log(System.Logger.Level.DEBUG, "closing {0}: {1}", c, e.getMessage());
-        }
+        Closeables.closeLogged(LOG, c);
     }
 
     @Override
     public String toString() {
-        return "RdmaConnection " + localAddress + " -> " + remoteAddress;
+        return "RdmaConnection " + localAddress + " -> " + life.peer();
     }
 
     static byte[] bytes(MemorySegment s) {

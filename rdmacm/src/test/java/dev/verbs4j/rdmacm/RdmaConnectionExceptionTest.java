@@ -61,12 +61,12 @@ class RdmaConnectionExceptionTest {
 
     @Test
     void connectTimeoutsNameThePhaseThePeerAndTheLimit() {
-        for (RdmaConnection.Phase phase : RdmaConnection.Phase.values()) {
-            assertThat(RdmaConnection.timedOut("connect to /198.18.0.2:7000", phase, Duration.ofSeconds(5)))
+        for (ActiveConnect.Phase phase : ActiveConnect.Phase.values()) {
+            assertThat(ActiveConnect.timedOut("connect to /198.18.0.2:7000", phase, Duration.ofSeconds(5)))
                     .startsWith("connect to /198.18.0.2:7000: timed out after PT5S in phase ")
                     .contains(phase.text);
         }
-        assertThat(RdmaConnection.Phase.ROUTE.text).isEqualTo("route resolution");
+        assertThat(ActiveConnect.Phase.ROUTE.text).isEqualTo("route resolution");
     }
 
     @Test
