@@ -3,6 +3,7 @@ package dev.verbs4j.verbs;
 import dev.verbs4j.bindings.ibv_comp_channel;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.event.DescriptorWaiter;
+import dev.verbs4j.verbs.event.Readiness;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Native;
@@ -74,6 +75,19 @@ public final class CompletionChannel extends NativeResource {
      */
     public CompletionQueue await(Duration timeout) {
         return waiter.await(timeout, takeEvent);
+    }
+
+    /**
+     * Runs {@code task} on a new virtual thread once an event is pending or the channel closes,
+     * unless the returned watch is cancelled first; no thread waits meanwhile. Closing the channel
+     * runs a pending task (which then finds the channel closed) before the descriptor goes.
+     *
+     * @throws IllegalStateException when the channel is closed
+     */
+    public Readiness.Watch whenReadable(Runnable task) {
+        try (Use held = use()) {
+            return waiter.whenReadable(task);
+        }
     }
 
     /** {@link #tryGetEvent}, made once (a method reference evaluated per wait may allocate). */
