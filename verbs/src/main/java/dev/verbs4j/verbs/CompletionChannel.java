@@ -3,6 +3,7 @@ package dev.verbs4j.verbs;
 import dev.verbs4j.bindings.ibv_comp_channel;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.event.DescriptorWaiter;
+import dev.verbs4j.verbs.event.EventSource;
 import dev.verbs4j.verbs.event.Readiness;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Libc;
@@ -23,7 +24,7 @@ import java.lang.invoke.MethodHandle;
  * {@link CompletionQueue#requestNotify}. Owned by its {@link Context}; closing it first closes the
  * completion queues that use it and wakes threads blocked in {@link #await}.
  */
-public final class CompletionChannel extends NativeResource {
+public final class CompletionChannel extends NativeResource implements EventSource {
 
     private static final MethodHandle CREATE_COMP_CHANNEL = Ibv.withErrno("ibv_create_comp_channel");
     private static final MethodHandle GET_CQ_EVENT = Ibv.withErrno("ibv_get_cq_event");
@@ -62,6 +63,7 @@ public final class CompletionChannel extends NativeResource {
     }
 
     /** The channel's file descriptor: readable when an event is pending (usable with poll/epoll). */
+    @Override
     public int fd() {
         return fd;
     }
