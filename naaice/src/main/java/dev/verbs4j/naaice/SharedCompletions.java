@@ -46,7 +46,10 @@ final class SharedCompletions implements AutoCloseable {
     /** Completions taken per poll. */
     private static final int POLL = 64;
 
-    /** One shared completion queue, its channel and its dispatcher; members and claimed connections guarded by {@link SharedCompletions#lock}. */
+    /**
+     * One shared completion queue, its channel and its dispatcher; members and claimed
+     * connections guarded by {@link SharedCompletions#lock}.
+     */
     final class Queue implements CompletionDispatcher.Sink<ServerConnection> {
         final Context context;
         final CompletionChannel channel;

@@ -41,9 +41,10 @@ public final class CompletionDispatcher<H> implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(CompletionDispatcher.class.getName());
 
     /**
-     * What a dispatcher's completions go to. {@link #take} and {@link #orphan} run under the
-     * dispatcher's poll lock (one at a time, on a polling thread or in {@link #retire}), and so does
-     * {@link #polled}: they must not wait for a thread that may be retiring a queue pair.
+     * What a dispatcher's completions go to. {@link #polled}, {@link #take} and {@link #orphan}
+     * run under the dispatcher's poll lock (one at a time, on a polling thread or in {@link
+     * CompletionDispatcher#retire}): they must not wait for a thread that may be retiring a queue
+     * pair.
      *
      * @param <H> the handlers
      */
@@ -66,9 +67,10 @@ public final class CompletionDispatcher<H> implements AutoCloseable {
 
         /**
          * After a round of polling, the poll lock released: on the polling thread ({@code
-         * pollingThread}: it may act on what it took here, and {@link #polling} tells whether it
-         * still leads), or on the thread that {@link #retire retired} a queue pair (which may hold
-         * a handler's lock: act elsewhere).
+         * pollingThread}: it may act on what it took here, and {@link
+         * CompletionDispatcher#polling} tells whether it still leads), or on the thread that
+         * {@link CompletionDispatcher#retire retired} a queue pair (which may hold a handler's
+         * lock: act elsewhere).
          */
         default void afterPoll(boolean pollingThread) {
         }

@@ -93,6 +93,15 @@ class CompletionDispatcherTest {
         return dispatcher;
     }
 
+    /** Waits for {@code latch} in a callback that cannot throw InterruptedException. */
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     @AfterEach
     void close() {
         if (dispatcher != null) {
@@ -211,11 +220,7 @@ class CompletionDispatcherTest {
         CountDownLatch release = new CountDownLatch(1);
         Thread retirer = Thread.ofVirtual().start(() -> dispatcher.retire(7, a, () -> {
             destroying.countDown();
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
+            awaitQuietly(release);
         }));
         assertThat(destroying.await(10, TimeUnit.SECONDS)).isTrue();
         AtomicReference<List<Long>> orphansWhenCreated = new AtomicReference<>();
@@ -281,11 +286,7 @@ class CompletionDispatcherTest {
             dispatcher.handOff(); // a long kernel is about to run here
             pollingAfter.set(dispatcher.polling());
             handedOff.countDown();
-            try {
-                finish.await();
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
+            awaitQuietly(finish);
         };
         Thread first = source.fire();
         assertThat(handedOff.await(10, TimeUnit.SECONDS)).isTrue();
@@ -384,11 +385,7 @@ class CompletionDispatcherTest {
         CountDownLatch release = new CountDownLatch(1);
         sink.onTake = () -> {
             inTake.countDown();
-            try {
-                release.await();
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
+            awaitQuietly(release);
         };
         Thread round = source.fire();
         assertThat(inTake.await(10, TimeUnit.SECONDS)).isTrue();

@@ -5,6 +5,7 @@ import dev.verbs4j.verbs.WorkCompletions;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -20,9 +21,9 @@ final class FakeCompletionSource implements CompletionSource {
     private int head;
     private int tail;
     private Runnable task;
-    private int notifies;
-    private int eventTakes;
-    private int watches;
+    private final AtomicInteger notifies = new AtomicInteger();
+    private final AtomicInteger eventTakes = new AtomicInteger();
+    private final AtomicInteger watches = new AtomicInteger();
     /** Completions that "arrive" when the queue is armed next (just before the arming, raising no event). */
     private final List<long[]> onNotify = new ArrayList<>();
 
@@ -77,7 +78,7 @@ final class FakeCompletionSource implements CompletionSource {
     public void requestNotify() {
         lock.lock();
         try {
-            notifies++;
+            notifies.incrementAndGet();
             for (long[] c : onNotify) {
                 add((int) c[0], c[1]);
             }
@@ -89,12 +90,7 @@ final class FakeCompletionSource implements CompletionSource {
 
     @Override
     public void takeEvents() {
-        lock.lock();
-        try {
-            eventTakes++;
-        } finally {
-            lock.unlock();
-        }
+        eventTakes.incrementAndGet();
     }
 
     @Override
@@ -105,7 +101,7 @@ final class FakeCompletionSource implements CompletionSource {
                 throw new AssertionError("a second watch while one is pending");
             }
             this.task = task;
-            watches++;
+            watches.incrementAndGet();
             return () -> {
                 lock.lock();
                 try {
@@ -155,29 +151,14 @@ final class FakeCompletionSource implements CompletionSource {
     }
 
     int notifies() {
-        lock.lock();
-        try {
-            return notifies;
-        } finally {
-            lock.unlock();
-        }
+        return notifies.get();
     }
 
     int eventTakes() {
-        lock.lock();
-        try {
-            return eventTakes;
-        } finally {
-            lock.unlock();
-        }
+        return eventTakes.get();
     }
 
     int watches() {
-        lock.lock();
-        try {
-            return watches;
-        } finally {
-            lock.unlock();
-        }
+        return watches.get();
     }
 }
