@@ -7,5 +7,5 @@ module dev.verbs4j.verbs {
 
     exports dev.verbs4j.verbs;
     exports dev.verbs4j.verbs.event;
-    exports dev.verbs4j.verbs.internal to dev.verbs4j.rdmacm;
+    exports dev.verbs4j.verbs.internal to dev.verbs4j.rdmacm, dev.verbs4j.vipl;
 }

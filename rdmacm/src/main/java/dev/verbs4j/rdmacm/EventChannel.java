@@ -14,6 +14,7 @@ import dev.verbs4j.verbs.Gid;
 import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.event.DescriptorWaiter;
+import dev.verbs4j.verbs.event.EventSource;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Library;
@@ -41,7 +42,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * sleeps on the file descriptors and is woken by the close, which frees the channel once every
  * such waiter has left (it then throws {@link IllegalStateException}).
  */
-public final class EventChannel extends NativeResource {
+public final class EventChannel extends NativeResource implements EventSource {
 
     private final MemorySegment channel;
     private final int fd;
@@ -106,6 +107,7 @@ public final class EventChannel extends NativeResource {
     }
 
     /** The channel's file descriptor (non-blocking): readable when an event is pending. */
+    @Override
     public int fd() {
         return fd;
     }

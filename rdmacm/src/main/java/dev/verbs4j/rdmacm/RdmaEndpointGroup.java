@@ -1,29 +1,24 @@
 package dev.verbs4j.rdmacm;
 
+import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
-import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.ProtectionDomain;
-import dev.verbs4j.verbs.QueuePairTable;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SharedReceiveQueue;
 import dev.verbs4j.verbs.VerbsException;
-import dev.verbs4j.verbs.WorkCompletions;
-import dev.verbs4j.verbs.event.Readiness;
+import dev.verbs4j.verbs.event.CompletionDispatcher;
 
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.AbstractMap;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -31,10 +26,10 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Many {@link RdmaConnection}s on one device that share one protection domain and one completion
- * queue, and optionally one shared receive queue, served by one poller: the library's readiness
- * poller watches the group's completion channel, and whenever it is readable one task (on a
- * virtual thread) takes the completions and hands each to the connection whose queue pair it
- * belongs to. No thread waits per connection or per group. Connections of a group, client ends
+ * queue, and optionally one shared receive queue, served by one {@link CompletionDispatcher}: it
+ * watches the group's completion channel, and whenever it is readable one task (on a virtual
+ * thread) takes the completions and hands each to the connection whose queue pair it belongs to
+ * ({@link GroupDelivery}). No thread waits per connection or per group. Connections of a group, client ends
  * ({@link #connect}) and server ends ({@link #listen}), offer the whole API of a connection
  * (copying and zero-copy messages, one-sided operations, futures, blocking calls) unchanged;
  * buffers {@link #register registered} with the group serve every connection of it.
@@ -82,15 +77,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * holds a message no reader has taken yet, and there is no free slot that the event could have
  * it post.
  *
- * <p><b>Queue pair numbers.</b> The poller hands a completion to the connection whose queue pair
- * number it carries. A completion of a closed connection's queue pair can still be in the group's
- * queue after that queue pair is destroyed, and the device may give the same number to a new
- * queue pair; so closing a connection destroys its queue pair and then takes every completion
- * left in the group's queue (handing the others' to them, in order, and dropping the closed
- * queue pair's, whose shared slots go back to the queue), all while holding the lock under which
- * the group creates queue pairs. No queue pair of the group can be created between the
- * destruction and the end of that drain, and the device writes no completion for a destroyed
- * queue pair, so no completion ever reaches a connection it does not belong to.
+ * <p><b>Queue pair numbers.</b> The dispatcher hands a completion to the connection whose queue
+ * pair number it carries; closing a connection retires its queue pair there (destroyed, and the
+ * queue drained of its completions, whose shared slots go back to the queue, before the group can
+ * create another queue pair), so no completion ever reaches a connection it does not belong to.
  *
  * <p>Ownership: the group owns its protection domain, completion channel, completion queue,
  * shared receive queue and its registered slots, and its connections: {@link #close()} closes
@@ -108,7 +98,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
     private final ProtectionDomain pd;
     private final CompletionChannel channel;
     private final CompletionQueue cq;
-    private final WorkCompletions completions;
+    private final CompletionDispatcher<RdmaConnection> dispatcher;
     private final int perConnection;
     /** The shared receive queue and its slots, or null. */
     private final SharedReceiveQueue srq;
@@ -119,26 +109,10 @@ public final class RdmaEndpointGroup implements AutoCloseable {
     private boolean srqClosed;
     private final AtomicInteger sharedPosted = new AtomicInteger();
     private final AtomicInteger sharedLowWater = new AtomicInteger(Integer.MAX_VALUE);
-    /**
-     * Held while a queue pair of the group is created and attached, and while one is destroyed
-     * and the queue drained of its completions: no new queue pair can take a number whose
-     * completions are still in the queue.
-     */
-    private final ReentrantLock queuePairs = new ReentrantLock();
-    /** Completions polled and not yet handed out, in the order polled (guarded by {@link #lock}). */
-    private final ArrayDeque<Map.Entry<RdmaConnection, List<Completion>>> backlog = new ArrayDeque<>();
-    /** Whether a thread hands out the backlog (one at a time, so each connection gets its completions in order). */
-    private boolean delivering;
-    private boolean cqClosed;
     /** Guards the members and the closed flag; never held while calling into a connection. */
     private final ReentrantLock lock = new ReentrantLock();
-    private final QueuePairTable<RdmaConnection> byQueuePair = new QueuePairTable<>();
     private final Set<RdmaConnection> members = new LinkedHashSet<>();
-    /** Held while the completion queue is polled and its completions handed out, and by close before it frees the queue. */
-    private final ReentrantLock pollLock = new ReentrantLock();
-    private Readiness.Watch watch;
     private boolean closed;
-    private long dispatched;
 
     private RdmaEndpointGroup(InetAddress device, Context context, int completionQueueDepth, ConnectionOptions options,
                               int sharedReceiveDepth) {
@@ -161,17 +135,10 @@ public final class RdmaEndpointGroup implements AutoCloseable {
                 slots = pd.allocateRegion((long) options.maxMessageSize() * sharedReceiveDepth, Access.LOCAL_WRITE);
                 requests = new ReceiveRequests(1, 1);
             }
-            this.completions = new WorkCompletions(64);
+            this.dispatcher = new CompletionDispatcher<>(cq, channel, 64, RdmaConnection[]::new,
+                    completionQueueDepth / perConnection, new GroupDelivery(this));
         } catch (RuntimeException e) {
-            if (requests != null) {
-                requests.close();
-            }
-            RdmaConnection.closeQuietly(slots);
-            RdmaConnection.closeQuietly(srq);
-            RdmaConnection.closeQuietly(cq);
-            RdmaConnection.closeQuietly(channel);
-            RdmaConnection.closeQuietly(pd);
-            throw e;
+            throw Closeables.closeAfter(e, requests, slots, srq, cq, channel, pd);
         }
         this.pd = pd;
         this.channel = channel;
@@ -187,13 +154,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
             closeQueues();
             throw e;
         }
-        lock.lock();
-        try {
-            cq.requestNotify(false);
-            arm();
-        } finally {
-            lock.unlock();
-        }
+        dispatcher.start();
     }
 
     /**
@@ -323,12 +284,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
 
     /** How many work completions the group's poller has handed to its connections (for tests and monitoring). */
     public long completionsDispatched() {
-        pollLock.lock();
-        try {
-            return dispatched;
-        } finally {
-            pollLock.unlock();
-        }
+        return dispatcher.completionsPolled();
     }
 
     /** The slots of the shared receive queue, or 0 when each connection has a receive queue of its own. */
@@ -375,14 +331,22 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         }
     }
 
-    /** Whether a completion is of a receive (from the shared queue in a group that has one): no tag of a send. */
-    static boolean isReceive(Completion c) {
-        return (c.wrId() & RdmaConnection.SEND_TAGS) == 0;
+    /** Whether a work request id is of a receive (from the shared queue in a group that has one): no tag of a send. */
+    private static boolean isReceive(long wrId) {
+        return (wrId & RdmaConnection.SEND_TAGS) == 0;
+    }
+
+    /** A completion was polled: one slot fewer in the shared receive queue when it is a receive from there. */
+    void sharedReceiveTaken(long wrId) {
+        if (srq != null && isReceive(wrId)) {
+            int now = sharedPosted.decrementAndGet();
+            sharedLowWater.accumulateAndGet(now, Math::min);
+        }
     }
 
     /** The lock held while a queue pair of the group is created and attached (see {@link #queuePairGone}). */
     ReentrantLock queuePairLock() {
-        return queuePairs;
+        return dispatcher.queuePairLock();
     }
 
     /**
@@ -392,39 +356,16 @@ public final class RdmaEndpointGroup implements AutoCloseable {
      * to them in order. Then the connection has left the group.
      */
     void queuePairGone(int qpNum, RdmaConnection connection, Runnable destroy) {
-        queuePairs.lock();
         try {
-            destroy.run();
-            pollLock.lock();
+            dispatcher.retire(qpNum, connection, destroy);
+        } finally {
+            lock.lock();
             try {
-                lock.lock();
-                try {
-                    byQueuePair.remove(qpNum, connection);
-                    members.remove(connection);
-                } finally {
-                    lock.unlock();
-                }
-                if (!cqClosed) {
-                    dispatchAll();
-                }
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "endpoint group on " + device + ": draining the queue failed", e);
+                members.remove(connection);
             } finally {
-                pollLock.unlock();
+                lock.unlock();
             }
-        } finally {
-            queuePairs.unlock();
         }
-        // handed out on a thread of its own: the caller may hold its connection's lock
-        lock.lock();
-        try {
-            if (backlog.isEmpty() || delivering) {
-                return;
-            }
-        } finally {
-            lock.unlock();
-        }
-        Thread.ofVirtual().name("verbs4j-group-deliver").start(this::deliverBacklog);
     }
 
     ProtectionDomain protectionDomain() {
@@ -465,146 +406,24 @@ public final class RdmaEndpointGroup implements AutoCloseable {
                 throw new IllegalStateException("the endpoint group on " + device + " is full: " + members.size()
                         + " connections of " + perConnection + " completion queue entries each, queue of " + cq.capacity());
             }
-            byQueuePair.put(qpNum, connection);
+            dispatcher.register(qpNum, connection);
             members.add(connection);
         } finally {
             lock.unlock();
         }
     }
 
-    /** Arms the queue and has the poller watch the channel (under {@link #lock}). */
-    private void arm() {
-        if (!closed) {
-            watch = Readiness.whenReadable(new int[]{channel.fd()}, this::onReadable);
-        }
-    }
-
-    /** The channel is readable: takes the completions, hands them out, arms again. */
-    private void onReadable() {
-        pollLock.lock();
-        try {
-            lock.lock();
-            try {
-                watch = null;
-                if (closed) {
-                    return;
-                }
-            } finally {
-                lock.unlock();
-            }
-            while (channel.tryGetEvent() != null) {
-                // acknowledged in batches by the queue
-            }
-            while (true) {
-                dispatchAll();
-                cq.requestNotify(false);
-                // a completion that came between the last poll and the arming raised no event
-                if (!dispatchAll()) {
-                    break;
-                }
-            }
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "endpoint group on " + device + ": polling failed", e);
-        } finally {
-            pollLock.unlock();
-        }
-        deliverBacklog();
-        lock.lock();
-        try {
-            arm();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Polls the queue empty (under {@link #pollLock}), queueing each connection's completions in
-     * the backlog; the completions of queue pairs no longer in the group are dropped, their
-     * shared slots posted again. Whether there were any.
-     */
-    private boolean dispatchAll() {
-        boolean any = false;
-        int got;
-        while ((got = cq.poll(completions)) > 0) {
-            any = true;
-            Map<Integer, List<Completion>> byQp = new LinkedHashMap<>();
-            for (int i = 0; i < got; i++) {
-                Completion c = Completion.of(completions.get(i));
-                if (srq != null && isReceive(c)) {
-                    int now = sharedPosted.decrementAndGet();
-                    sharedLowWater.accumulateAndGet(now, Math::min);
-                }
-                byQp.computeIfAbsent(c.qpNum(), k -> new ArrayList<>()).add(c);
-            }
-            dispatched += got;
-            List<Completion> orphans = null;
-            lock.lock();
-            try {
-                for (Map.Entry<Integer, List<Completion>> e : byQp.entrySet()) {
-                    RdmaConnection target = byQueuePair.get(e.getKey());
-                    if (target != null) {
-                        backlog.addLast(new AbstractMap.SimpleImmutableEntry<>(target, e.getValue()));
-                    } else {
-                        orphans = orphans == null ? new ArrayList<>() : orphans;
-                        orphans.addAll(e.getValue());
-                    }
-                }
-            } finally {
-                lock.unlock();
-            }
-            if (orphans != null) {
-                recycle(orphans);
-            }
-        }
-        return any;
-    }
-
     /** Posts the shared slots of these receive completions again (they belong to no open connection). */
     void recycle(List<Completion> batch) {
-        if (srq == null) {
-            return;
-        }
         for (Completion c : batch) {
-            if (isReceive(c)) {
-                repostShared((int) (c.wrId() & 0xffff_ffffL));
-            }
+            recycle(c.wrId());
         }
     }
 
-    /**
-     * Hands out the backlog, on the calling thread, which must hold no lock of the group or of a
-     * connection; returns at once when another thread is doing it (which then takes what was
-     * added too).
-     */
-    private void deliverBacklog() {
-        boolean first = true;
-        while (true) {
-            List<Map.Entry<RdmaConnection, List<Completion>>> batch;
-            lock.lock();
-            try {
-                if (first) {
-                    if (delivering) {
-                        return;
-                    }
-                    delivering = true;
-                    first = false;
-                }
-                if (backlog.isEmpty()) {
-                    delivering = false;
-                    return;
-                }
-                batch = new ArrayList<>(backlog);
-                backlog.clear();
-            } finally {
-                lock.unlock();
-            }
-            for (Map.Entry<RdmaConnection, List<Completion>> e : batch) {
-                try {
-                    e.getKey().deliver(e.getValue());
-                } catch (RuntimeException | Error x) {
-                    LOG.log(System.Logger.Level.WARNING, "endpoint group on " + device + ": handing out completions failed", x);
-                }
-            }
+    /** Posts the shared slot of a receive completion of no open connection again. */
+    void recycle(long wrId) {
+        if (srq != null && isReceive(wrId)) {
+            repostShared((int) (wrId & 0xffff_ffffL));
         }
     }
 
@@ -622,10 +441,6 @@ public final class RdmaEndpointGroup implements AutoCloseable {
                 return;
             }
             closed = true;
-            if (watch != null) {
-                watch.cancel();
-                watch = null;
-            }
             toClose = new ArrayList<>(members);
         } finally {
             lock.unlock();
@@ -638,7 +453,10 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         closeQueues();
     }
 
-    /** Closes the shared receive queue, then the completion queue, its channel and the domain. */
+    /**
+     * Closes the dispatcher (a poll in progress ends first), then the shared receive queue, the
+     * completion queue, its channel and the domain; failures are logged.
+     */
     private void closeQueues() {
         srqLock.lock();
         try {
@@ -646,21 +464,7 @@ public final class RdmaEndpointGroup implements AutoCloseable {
         } finally {
             srqLock.unlock();
         }
-        pollLock.lock(); // a poll in progress ends before the queue goes
-        try {
-            cqClosed = true;
-            RdmaConnection.closeQuietly(srq);
-            RdmaConnection.closeQuietly(sharedSlots);
-            if (sharedRequests != null) {
-                sharedRequests.close();
-            }
-            RdmaConnection.closeQuietly(cq);
-            RdmaConnection.closeQuietly(channel);
-            RdmaConnection.closeQuietly(pd);
-            completions.close();
-        } finally {
-            pollLock.unlock();
-        }
+        Closeables.closeLogged(LOG, dispatcher, srq, sharedSlots, sharedRequests, cq, channel, pd);
     }
 
     @Override

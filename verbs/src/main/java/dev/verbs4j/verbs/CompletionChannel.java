@@ -3,6 +3,8 @@ package dev.verbs4j.verbs;
 import dev.verbs4j.bindings.ibv_comp_channel;
 import dev.verbs4j.bindings.rdma_core_h;
 import dev.verbs4j.verbs.event.DescriptorWaiter;
+import dev.verbs4j.verbs.event.EventSource;
+import dev.verbs4j.verbs.event.Readiness;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Libc;
 import dev.verbs4j.verbs.internal.Native;
@@ -22,7 +24,7 @@ import java.lang.invoke.MethodHandle;
  * {@link CompletionQueue#requestNotify}. Owned by its {@link Context}; closing it first closes the
  * completion queues that use it and wakes threads blocked in {@link #await}.
  */
-public final class CompletionChannel extends NativeResource {
+public final class CompletionChannel extends NativeResource implements EventSource {
 
     private static final MethodHandle CREATE_COMP_CHANNEL = Ibv.withErrno("ibv_create_comp_channel");
     private static final MethodHandle GET_CQ_EVENT = Ibv.withErrno("ibv_get_cq_event");
@@ -61,6 +63,7 @@ public final class CompletionChannel extends NativeResource {
     }
 
     /** The channel's file descriptor: readable when an event is pending (usable with poll/epoll). */
+    @Override
     public int fd() {
         return fd;
     }
@@ -74,6 +77,19 @@ public final class CompletionChannel extends NativeResource {
      */
     public CompletionQueue await(Duration timeout) {
         return waiter.await(timeout, takeEvent);
+    }
+
+    /**
+     * Runs {@code task} on a new virtual thread once an event is pending or the channel closes,
+     * unless the returned watch is cancelled first; no thread waits meanwhile. Closing the channel
+     * runs a pending task (which then finds the channel closed) before the descriptor goes.
+     *
+     * @throws IllegalStateException when the channel is closed
+     */
+    public Readiness.Watch whenReadable(Runnable task) {
+        try (Use held = use()) {
+            return waiter.whenReadable(task);
+        }
     }
 
     /** {@link #tryGetEvent}, made once (a method reference evaluated per wait may allocate). */

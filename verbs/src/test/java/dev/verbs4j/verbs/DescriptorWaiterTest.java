@@ -1,6 +1,7 @@
 package dev.verbs4j.verbs;
 
 import dev.verbs4j.verbs.event.DescriptorWaiter;
+import dev.verbs4j.verbs.event.Readiness;
 import dev.verbs4j.verbs.internal.Libc;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -143,5 +145,55 @@ class DescriptorWaiterTest {
         assertThatThrownBy(() -> waiter.await(Duration.ofMinutes(1), () -> {
             throw new IllegalStateException("closed");
         })).isInstanceOf(IllegalStateException.class);
+    }
+
+    // the watch: a task when the descriptor is readable or the waiter closes, never after a cancel
+
+    @Test
+    void theTaskRunsOnAVirtualThreadOnceTheDescriptorIsReadable() throws Exception {
+        CountDownLatch ran = new CountDownLatch(1);
+        AtomicInteger virtual = new AtomicInteger();
+        waiter.whenReadable(() -> {
+            if (Thread.currentThread().isVirtual()) {
+                virtual.incrementAndGet();
+            }
+            ran.countDown();
+        });
+        assertThat(ran.await(200, TimeUnit.MILLISECONDS)).as("ran before the descriptor was readable").isFalse();
+        Libc.signal(fd);
+        assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(virtual).hasValue(1);
+    }
+
+    @Test
+    void closingRunsAPendingTaskBeforeItReturns() throws Exception {
+        CountDownLatch ran = new CountDownLatch(1);
+        waiter.whenReadable(ran::countDown);
+        waiter.close();
+        // close returned once the watch had left: the task has started (or is about to)
+        assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThatThrownBy(() -> waiter.whenReadable(() -> { })).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void aCancelledWatchNeverRunsAndCloseDoesNotWaitForIt() throws Exception {
+        AtomicInteger runs = new AtomicInteger();
+        Readiness.Watch watch = waiter.whenReadable(runs::incrementAndGet);
+        assertThat(watch.cancel()).isTrue();
+        assertThat(watch.cancel()).isFalse();
+        Libc.signal(fd);
+        Thread.sleep(200);
+        assertThat(runs).hasValue(0);
+        waiter.close();
+        assertThat(runs).hasValue(0);
+    }
+
+    @Test
+    void aWatchThatRanCannotBeCancelled() throws Exception {
+        CountDownLatch ran = new CountDownLatch(1);
+        Readiness.Watch watch = waiter.whenReadable(ran::countDown);
+        Libc.signal(fd);
+        assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(watch.cancel()).isFalse();
     }
 }

@@ -28,7 +28,7 @@ public final class VipCq implements AutoCloseable {
         this.channel = channel;
         this.cq = cq;
         this.entryCount = entryCount;
-        this.watch = new CompletionWatch(nic, channel, cq, nic.name() + " CQ");
+        this.watch = new CompletionWatch(nic, channel, cq);
     }
 
     /** The NIC of this queue. */

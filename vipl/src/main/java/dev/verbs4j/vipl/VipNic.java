@@ -6,10 +6,10 @@ import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.DeviceAttributes;
 import dev.verbs4j.verbs.Mtu;
 import dev.verbs4j.verbs.PortAttributes;
-import dev.verbs4j.verbs.QueuePairTable;
 import dev.verbs4j.verbs.TransportType;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
+import dev.verbs4j.verbs.internal.QueuePairTable;
 
 import java.net.InetAddress;
 import java.util.ArrayList;

@@ -36,7 +36,7 @@ final class WorkQueue {
         if (cq == null) {
             hiddenChannel = vi.nic.context.createCompletionChannel();
             ibvCq = vi.nic.context.createCompletionQueue(depth, hiddenChannel, 0);
-            watch = new CompletionWatch(vi.nic, hiddenChannel, ibvCq, vi.nic.name + (receive ? " recv" : " send"));
+            watch = new CompletionWatch(vi.nic, hiddenChannel, ibvCq);
         } else {
             hiddenChannel = null;
             ibvCq = cq.cq;

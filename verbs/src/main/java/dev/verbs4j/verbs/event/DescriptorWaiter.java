@@ -89,14 +89,57 @@ public final class DescriptorWaiter {
                 Readiness.awaitReadable(pollFds, timeoutMillis);
             }
         } finally {
-            lock.lock();
-            try {
-                if (--sleepers == 0) {
-                    idle.signalAll();
-                }
-            } finally {
-                lock.unlock();
+            left();
+        }
+    }
+
+    /**
+     * Runs {@code task} (on a new virtual thread) once the descriptor is readable or the waiter is
+     * woken or interrupted, unless the returned watch is cancelled first: a sleeper that holds no
+     * thread. A pending watch counts as a sleeper, so {@link #close} (which wakes it) returns only
+     * once its task has started or it was cancelled, and the descriptor is never closed while
+     * watched. The task runs after the waiter may have closed: it looks before it acts.
+     *
+     * @throws IllegalStateException when the waiter is closed
+     */
+    public Readiness.Watch whenReadable(Runnable task) {
+        lock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("the descriptor waiter is closed");
             }
+            sleepers++;
+        } finally {
+            lock.unlock();
+        }
+        Readiness.Watch watch;
+        try {
+            watch = Readiness.whenReadable(pollFds, () -> {
+                left();
+                task.run();
+            });
+        } catch (RuntimeException e) {
+            left();
+            throw e;
+        }
+        return () -> {
+            if (!watch.cancel()) {
+                return false;
+            }
+            left();
+            return true;
+        };
+    }
+
+    /** A sleeper or a watch has left. */
+    private void left() {
+        lock.lock();
+        try {
+            if (--sleepers == 0) {
+                idle.signalAll();
+            }
+        } finally {
+            lock.unlock();
         }
     }
 

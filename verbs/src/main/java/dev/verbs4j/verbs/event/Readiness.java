@@ -7,6 +7,7 @@ import dev.verbs4j.verbs.internal.Native;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -103,6 +104,21 @@ public final class Readiness {
             return Libc.pollReadable(fds, timeoutMillis);
         }
         return Holder.INSTANCE.park(fds, timeoutMillis);
+    }
+
+    /**
+     * Waits until one of {@code sources} has an event pending or {@code timeout} passes (null: no
+     * limit), as {@link #awaitReadable}; returns the index of a source with an event, or -1 on
+     * timeout. The sources must stay open meanwhile; the event is not taken.
+     */
+    public static int awaitAny(Duration timeout, EventSource... sources) {
+        int[] fds = new int[sources.length];
+        for (int i = 0; i < fds.length; i++) {
+            fds[i] = sources[i].fd();
+        }
+        int millis = timeout == null ? -1
+                : (int) Math.min(Integer.MAX_VALUE, Math.max(0, (timeout.toNanos() + 999_999) / 1_000_000));
+        return awaitReadable(fds, millis);
     }
 
     /** How many times the poller thread has woken waiters since the JVM started (for tests). */

@@ -1,15 +1,17 @@
-package dev.verbs4j.verbs;
+package dev.verbs4j.verbs.internal;
 
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * Values by queue pair number, for handing each {@link WorkCompletion} of a shared completion
- * queue to its owner ({@code table.get(wc.qpNum())}) without boxing the number or allocating: open
- * addressing with linear probing over an {@code int} array, which doubles when three quarters
- * full. Any other 32-bit key (a memory key, a handle) works as well. Heap memory only; not
- * thread-safe: the caller's lock or thread confinement guards it.
+ * Values by queue pair number, for handing each {@link dev.verbs4j.verbs.WorkCompletion} of a
+ * shared completion queue to its owner ({@code table.get(wc.qpNum())}) without boxing the number
+ * or allocating: open addressing with linear probing over an {@code int} array, which doubles when
+ * three quarters full. Any other 32-bit key (a memory key, a handle) works as well. The table of
+ * {@link dev.verbs4j.verbs.event.CompletionDispatcher}, and VIPL's for its VIs and memory handles
+ * (internal: exported to the modules that use it). Heap memory only; not thread-safe: the
+ * caller's lock or thread confinement guards it.
  *
  * @param <V> the owners (compared by identity in {@link #remove(int, Object)})
  */

@@ -1,4 +1,4 @@
-package dev.verbs4j.verbs;
+package dev.verbs4j.verbs.internal;
 
 import org.junit.jupiter.api.Test;
 
