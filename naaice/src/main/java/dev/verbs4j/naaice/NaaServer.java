@@ -27,14 +27,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Threads: no thread waits for the connection manager events of all connections: once the
  * event channel is readable, a virtual thread of the readiness poller of verbs takes them in order
  * (the listener), then watches the channel again; {@link #close()} cancels the watch, or waits
- * for the listener that runs. The connections' queue pairs share a few completion
- * queues (one per few hundred connections on a device), each with one virtual thread that sleeps
- * on its completion channel, hands each completion to its connection and serves it right there
- * (region setup, RPCs, writes back); before a kernel runs it hands the polling on to a new
- * virtual thread, so a long kernel holds up no other connection. No thread waits per connection, and a waiting virtual
- * thread holds no OS thread, so the server's OS threads do not grow with its connections: they
- * are the JVM's virtual-thread carriers and the one readiness poller thread of verbs. A kernel
- * that computes for long occupies a carrier meanwhile.
+ * for the listener that runs. The connections' queue pairs share a few completion queues (one
+ * per few hundred connections on a device), each with one virtual thread that sleeps on its
+ * completion channel, hands each completion to its connection and serves it right there (region
+ * setup, RPCs, writes back); before a kernel runs it hands the polling on to a new virtual
+ * thread, so a long kernel holds up no other connection. No thread waits per connection, and a
+ * waiting virtual thread holds no OS thread, so the server's OS threads do not grow with its
+ * connections: they are the JVM's virtual-thread carriers and the one readiness poller thread of
+ * verbs. A kernel that computes for long occupies a carrier meanwhile.
  *
  * <p>Limits: connections at once ({@link Builder#maxConnections}; beyond, the request is rejected
  * with the reason in the private data, which the client reports), regions and bytes per
@@ -163,7 +163,7 @@ public final class NaaServer implements AutoCloseable {
     private final long maxTotalBytes;
     private final EventChannel events;
     private final CmId listener;
-    /** Guards {@link #watch} and {@link #listener}. */
+    /** Guards {@link #watch} and {@link #listenerThread}. */
     private final ReentrantLock listenLock = new ReentrantLock();
     /** Signalled when the listener stops ({@link #watch} becomes null). */
     private final Condition listenerStopped = listenLock.newCondition();
