@@ -61,9 +61,6 @@ public final class NaaHandle implements AutoCloseable {
     /** The default timeout of {@link #create} (connection and region setup). */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
 
-    /** The longest one sleep of {@link #await} (the client wakes sooner on every completion). */
-    private static final Duration SLICE = Duration.ofSeconds(1);
-
     private final ReentrantLock lock = new ReentrantLock(true);
     private final NaaSpec spec;
     private final NaaSpec.Item item;
@@ -283,7 +280,8 @@ public final class NaaHandle implements AutoCloseable {
             } finally {
                 lock.unlock();
             }
-            client.progress(Duration.ofNanos(Math.min(left, SLICE.toNanos())));
+            // one sleep on the client's channels until something arrives, the deadline or a close
+            client.progress(Duration.ofNanos(left));
         }
     }
 
@@ -362,8 +360,8 @@ public final class NaaHandle implements AutoCloseable {
             } finally {
                 lock.unlock();
             }
-            // sleeps without the handle's lock (nor the client's): test() and close() get in, a close wakes it
-            client.progress(Duration.ofNanos(Math.min(left, SLICE.toNanos())));
+            // sleeps without the handle's lock (nor the client's) until the deadline: test() and close() get in, a close wakes it
+            client.progress(Duration.ofNanos(left));
         }
     }
 

@@ -4,10 +4,11 @@ import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
+import dev.verbs4j.verbs.Closeables;
+import dev.verbs4j.verbs.event.Readiness;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -22,15 +24,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * region setup, runs the {@link Kernel} their function code selects and writes the results back,
  * for any number of RPCs per connection and many connections at once.
  *
- * <p>Threads: one virtual thread takes the connection manager events of all connections (it waits
- * for them and {@link #close()} wakes it). The connections' queue pairs share a few completion
- * queues (one per few hundred connections on a device), each with one virtual thread that sleeps
- * on its completion channel, hands each completion to its connection and serves it right there
- * (region setup, RPCs, writes back); before a kernel runs it hands the polling on to a new
- * virtual thread, so a long kernel holds up no other connection. No thread waits per connection, and a waiting virtual
- * thread holds no OS thread, so the server's OS threads do not grow with its connections: they
- * are the JVM's virtual-thread carriers and the one readiness poller thread of verbs. A kernel
- * that computes for long occupies a carrier meanwhile.
+ * <p>Threads: no thread waits for the connection manager events of all connections: once the
+ * event channel is readable, a virtual thread of the readiness poller of verbs takes them in order
+ * (the listener), then watches the channel again; {@link #close()} cancels the watch, or waits
+ * for the listener that runs. The connections' queue pairs share a few completion queues (one
+ * per few hundred connections on a device), each with one virtual thread that sleeps on its
+ * completion channel, hands each completion to its connection and serves it right there (region
+ * setup, RPCs, writes back); before a kernel runs it hands the polling on to a new virtual
+ * thread, so a long kernel holds up no other connection. No thread waits per connection, and a
+ * waiting virtual thread holds no OS thread, so the server's OS threads do not grow with its
+ * connections: they are the JVM's virtual-thread carriers and the one readiness poller thread of
+ * verbs. A kernel that computes for long occupies a carrier meanwhile.
  *
  * <p>Limits: connections at once ({@link Builder#maxConnections}; beyond, the request is rejected
  * with the reason in the private data, which the client reports), regions and bytes per
@@ -46,8 +50,6 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class NaaServer implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(NaaServer.class.getName());
-    /** How long the listener waits for an event at a time; {@link #close()} interrupts the wait. */
-    private static final Duration LISTEN_WAIT = Duration.ofHours(1);
     /** Rejection private data: the CM carries at most 148 bytes in a REJ. */
     private static final int MAX_REASON = 140;
 
@@ -141,7 +143,7 @@ public final class NaaServer implements AutoCloseable {
             return this;
         }
 
-        /** Starts the server: binds, listens and starts its listener thread. */
+        /** Starts the server: binds, listens and watches for connection requests. */
         public NaaServer start() {
             return new NaaServer(this);
         }
@@ -161,7 +163,14 @@ public final class NaaServer implements AutoCloseable {
     private final long maxTotalBytes;
     private final EventChannel events;
     private final CmId listener;
-    private final Thread thread;
+    /** Guards {@link #watch} and {@link #listenerThread}. */
+    private final ReentrantLock listenLock = new ReentrantLock();
+    /** Signalled when the listener stops ({@link #watch} becomes null). */
+    private final Condition listenerStopped = listenLock.newCondition();
+    /** The pending watch on the event channel, or the one whose listener runs; null once stopped. */
+    private Readiness.Watch watch;
+    /** The thread that takes the events now, or null. */
+    private Thread listenerThread;
     private final Map<CmId, ServerConnection> connections = new ConcurrentHashMap<>();
     /** The completion queues the connections share. */
     final SharedCompletions completions;
@@ -194,8 +203,14 @@ public final class NaaServer implements AutoCloseable {
             events.close();
             throw e;
         }
-        this.thread = Thread.ofVirtual().name("naaice-server-" + listener.localPort()).unstarted(this::listen);
-        thread.start();
+        listenLock.lock();
+        try {
+            watch = Readiness.whenReadable(new int[]{events.fd()}, this::listen);
+        } catch (RuntimeException e) {
+            throw Closeables.closeAfter(e, events);
+        } finally {
+            listenLock.unlock();
+        }
         LOG.log(System.Logger.Level.INFO, "NAAICE server listening on {0}, kernels {1}, at most {2} connections",
                 b.bind, kernels.keySet(), maxConnections);
     }
@@ -279,25 +294,68 @@ public final class NaaServer implements AutoCloseable {
     record Refusal(int code, String why) {
     }
 
+    /**
+     * The listener, once the event channel is readable: takes the pending events in order, then
+     * watches the channel again (unless the server is stopping).
+     */
     private void listen() {
-        while (!stopping) {
-            CmEvent ev;
+        listenLock.lock();
+        try {
+            listenerThread = Thread.currentThread();
+        } finally {
+            listenLock.unlock();
+        }
+        try {
+            while (!stopping) {
+                CmEvent ev;
+                try {
+                    ev = events.tryGetEvent();
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "NAAICE server: connection manager event failed", e);
+                    break;
+                }
+                if (ev == null) {
+                    break;
+                }
+                try {
+                    dispatch(ev);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "NAAICE server: handling " + ev + " failed", e);
+                }
+            }
+        } finally {
+            listenLock.lock();
             try {
-                ev = events.getEvent(LISTEN_WAIT);
-            } catch (IllegalStateException e) {
-                return; // closed
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "NAAICE server: connection manager event failed", e);
-                continue;
+                listenerThread = null;
+                watch = null;
+                if (!stopping) {
+                    try {
+                        watch = Readiness.whenReadable(new int[]{events.fd()}, this::listen);
+                    } catch (RuntimeException e) {
+                        LOG.log(System.Logger.Level.ERROR, "NAAICE server: cannot watch for connection manager events any more", e);
+                    }
+                }
+                if (watch == null) {
+                    listenerStopped.signalAll();
+                }
+            } finally {
+                listenLock.unlock();
             }
-            if (ev == null) {
-                continue;
+        }
+    }
+
+    /** Stops the listener: cancels its watch, or waits until the one that runs has returned (unless it is the caller). */
+    private void stopListening() {
+        listenLock.lock();
+        try {
+            if (watch != null && watch.cancel()) {
+                watch = null;
             }
-            try {
-                dispatch(ev);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "NAAICE server: handling " + ev + " failed", e);
+            while (watch != null && listenerThread != Thread.currentThread()) {
+                listenerStopped.awaitUninterruptibly();
             }
+        } finally {
+            listenLock.unlock();
         }
     }
 
@@ -374,18 +432,8 @@ public final class NaaServer implements AutoCloseable {
                 return;
             }
             stopping = true;
-            events.interruptWait();
-            boolean interrupted = false;
-            if (thread != Thread.currentThread()) {
-                // the listener ends once its wait is interrupted, after the event it is handling
-                while (thread.isAlive()) {
-                    try {
-                        thread.join();
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    }
-                }
-            }
+            // the listener ends after the event it is handling
+            stopListening();
             // no connection is added from now on: the listener is gone
             List<ServerConnection> live = new ArrayList<>(connections.values());
             for (ServerConnection c : live) {
@@ -397,9 +445,6 @@ public final class NaaServer implements AutoCloseable {
             completions.close();
             events.close();
             closed = true;
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
         } finally {
             closeLock.unlock();
         }

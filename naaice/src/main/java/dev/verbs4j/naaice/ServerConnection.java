@@ -4,6 +4,7 @@ import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Opcode;
 import dev.verbs4j.verbs.ProtectionDomain;
@@ -19,35 +20,27 @@ import dev.verbs4j.verbs.WcStatus;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * One client connection of a {@link NaaServer}: its verbs resources (a protection domain and a
- * queue pair on one of the server's {@link SharedCompletions shared completion queues}), regions
- * and state. Created and accepted on the listener thread. The shared queue's thread hands the
- * connection its completions ({@link #offer}); once established, whenever completions wait and
- * nothing serves the connection, that thread (or a new virtual thread) {@link #serve serves} them
- * in order (the region setup, the RPCs with their kernels, the writes back) until none is left.
- * No thread waits for a connection between its RPCs. The serving thread, or {@link #shutdown}
- * when none serves it, frees the resources.
+ * queue pair on one of the server's {@link SharedCompletions shared completion queues}), its
+ * {@link ServerRegions regions} and state. Created and accepted by the server's listener. The
+ * shared queue's thread hands the connection its completions ({@link #offer}); once established,
+ * whenever completions wait and nothing serves the connection, that thread (or a new virtual
+ * thread) {@link #serve serves} them in order (the region setup, the RPCs with their kernels, the
+ * writes back) until none is left. No thread waits for a connection between its RPCs. The serving
+ * thread, or {@link #shutdown} when none serves it, frees the resources.
  */
 final class ServerConnection {
 
     private static final System.Logger LOG = System.getLogger(NaaServer.class.getName());
     /** The MRSP buffer: sent from and received into locally, never accessed by the client. */
     private static final int MRSP_ACCESS = Access.LOCAL_WRITE;
-    /** A region the client writes (INPUT). */
-    private static final int INPUT_ACCESS = Access.LOCAL_WRITE | Access.REMOTE_WRITE;
-    /** Any other region: written by the kernel (the CPU) and read by the RDMA writes back to the client. */
-    private static final int OTHER_ACCESS = 0;
     private static final long WR_MRSP_RECV = 1;
     private static final long WR_MRSP_SEND = 2;
     private static final long WR_DATA_RECV = 3;
@@ -55,9 +48,6 @@ final class ServerConnection {
     private static final int LOGGED_MRSP_ERRORS = 3;
     /** Completion queue entries a connection needs beyond its {@code maxRegions}: the sends' and the receives' slack. */
     static final int ENTRIES_BEYOND_REGIONS = 4 + 8;
-
-    private record ServerRegion(MemoryRegion mr, int flags, long hostAddress, int hostRkey, long size) {
-    }
 
     private final NaaServer server;
     private final CmId id;
@@ -71,9 +61,7 @@ final class ServerConnection {
     private final MemoryRegion mrsp;
     private final SendRequests sends;
     private final ReceiveRequests receives = new ReceiveRequests(1, 1);
-    private final List<ServerRegion> params = new ArrayList<>();
-    private final List<MemorySegment> internals = new ArrayList<>();
-    private Arena internalMemory;
+    private final ServerRegions regions;
     private final ArrayDeque<int[]> pendingRpcs = new ArrayDeque<>();
     private int pendingMrspBytes = -1;
     private boolean errorReply;
@@ -83,8 +71,6 @@ final class ServerConnection {
     private long rpcStart;
     private long kernelNanos;
     private final long created = System.nanoTime();
-    private int reservedRegions;
-    private long reservedBytes;
     private volatile boolean stop;
     /** Guards the flags below and {@link #inbox}. */
     private final ReentrantLock lock = new ReentrantLock();
@@ -121,6 +107,7 @@ final class ServerConnection {
             m = pd.allocateRegion(2L * Mrsp.MAX_MESSAGE, MRSP_ACCESS);
             this.mrsp = m;
             this.pd = pd;
+            this.regions = new ServerRegions(server, pd);
             this.queue = q;
             postMrspReceive();
         } catch (RuntimeException e) {
@@ -132,15 +119,7 @@ final class ServerConnection {
                     }
                 });
             }
-            if (m != null) {
-                m.close();
-            }
-            if (pd != null) {
-                pd.close();
-            }
-            sends.close();
-            receives.close();
-            throw e;
+            throw Closeables.closeAfter(e, m, pd, sends, receives);
         }
     }
 
@@ -148,7 +127,7 @@ final class ServerConnection {
         return id;
     }
 
-    /** On the listener thread: accepts with the C library's parameters. */
+    /** On the server's listener: accepts with the C library's parameters. */
     void accept() {
         try {
             id.accept(new ConnectionParameters(new byte[0], 1, 1, false, 7, 6, false, 0));
@@ -158,7 +137,7 @@ final class ServerConnection {
         }
     }
 
-    /** On the listener thread: the connection is up; its completions are served from now on. */
+    /** On the server's listener: the connection is up; its completions are served from now on. */
     void established() {
         lock.lock();
         try {
@@ -285,7 +264,7 @@ final class ServerConnection {
         }
     }
 
-    /** On the listener thread: the client disconnected or the connection failed. */
+    /** On the server's listener: the client disconnected or the connection failed. */
     void peerGone(CmEvent ev) {
         LOG.log(System.Logger.Level.INFO, "NAAICE connection {0} from {1}: {2}", number, peer, ev.type());
         shutdown(ev.type().toString());
@@ -379,7 +358,7 @@ final class ServerConnection {
                 machine.moveTo(NaaState.MRSP_DONE);
                 machine.moveTo(NaaState.DATA_RECEIVING);
                 LOG.log(System.Logger.Level.INFO, "NAAICE connection {0}: {1} parameters, {2} internal regions set up in {3} µs",
-                        number, params.size(), internals.size(), (System.nanoTime() - created) / 1000);
+                        number, regions.params().size(), regions.internals().size(), (System.nanoTime() - created) / 1000);
                 runPending();
             }
         } else if (op == WcOpcode.RECV_RDMA_WITH_IMM) {
@@ -428,48 +407,15 @@ final class ServerConnection {
     }
 
     private void setUp(MrspMessage.Request r) {
-        if (r.entries().size() > server.maxRegions) {
-            replyError(Mrsp.TOO_MANY_REGIONS, r.entries().size() + " regions requested, at most " + server.maxRegions);
-            return;
-        }
-        long total = 0;
-        for (MrspMessage.RequestEntry e : r.entries()) {
-            total += e.size();
-        }
-        if (total > server.maxBytes) {
-            replyError(Mrsp.NOT_ENOUGH_MEMORY, total + " bytes requested, at most " + server.maxBytes);
-            return;
-        }
-        NaaServer.Refusal refusal = server.reserve(r.entries().size(), total);
+        NaaServer.Refusal refusal = regions.setUp(r);
         if (refusal != null) {
             replyError(refusal.code(), refusal.why());
-            return;
-        }
-        reservedRegions = r.entries().size();
-        reservedBytes = total;
-        List<MrspMessage.AdvertiseEntry> advertise = new ArrayList<>();
-        try {
-            internalMemory = Arena.ofShared();
-            for (MrspMessage.RequestEntry e : r.entries()) {
-                if (e.internal()) {
-                    internals.add(internalMemory.allocate(Math.max(1, e.size()), 64).asSlice(0, e.size()));
-                } else {
-                    // the advertise carries every region's rkey; only an input's lets the client write
-                    int access = (e.flags() & RegionFlags.INPUT) != 0 ? INPUT_ACCESS : OTHER_ACCESS;
-                    MemoryRegion mr = pd.allocateRegion(Math.max(1, e.size()), access);
-                    params.add(new ServerRegion(mr, e.flags(), e.hostAddress(), e.rkey(), e.size()));
-                    advertise.add(new MrspMessage.AdvertiseEntry(mr.remoteAddress(), mr.rkey(), e.size()));
-                }
-            }
-        } catch (RuntimeException | OutOfMemoryError ex) {
-            freeRegions();
-            replyError(Mrsp.NOT_ENOUGH_MEMORY, "allocating the regions failed: " + ex);
             return;
         }
         // The first RPC's receive goes first: a fast client may start it as soon as it sees the advertise.
         receives.get(0).wrId(WR_DATA_RECV).noSge();
         qp.postReceive(receives, 1);
-        send(new MrspMessage.Advertise(advertise));
+        send(new MrspMessage.Advertise(regions.advertise()));
     }
 
     private void replyError(int code, String why) {
@@ -513,15 +459,10 @@ final class ServerConnection {
             LOG.log(System.Logger.Level.INFO, "NAAICE connection {0}: RPC {1} asks for unknown function {2}", number, rpcs, fn);
             code = Immediate.APPLICATION_ERROR;
         } else {
-            List<MemorySegment> segs = new ArrayList<>(params.size());
-            List<Integer> flags = new ArrayList<>(params.size());
-            for (ServerRegion r : params) {
-                segs.add(r.mr().segment().asSlice(0, r.size()));
-                flags.add(r.flags());
-            }
+            KernelCall call = regions.call(fn, imm, rpcs);
             queue.handOff();
             try {
-                code = kernel.run(new KernelCall(fn, imm, rpcs, List.copyOf(segs), List.copyOf(flags), List.copyOf(internals)));
+                code = kernel.run(call);
                 if (code < 0 || code > 255) {
                     code = Immediate.APPLICATION_ERROR;
                 }
@@ -537,7 +478,7 @@ final class ServerConnection {
         qp.postReceive(receives, 1);
         int n = 0;
         if (code == 0) {
-            for (ServerRegion r : params) {
+            for (ServerRegions.ServerRegion r : regions.params()) {
                 if ((r.flags() & RegionFlags.OUTPUT) != 0) {
                     SendRequest w = sends.reset(n++).wrId(WR_WRITE).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
                             .rdma(r.hostAddress(), r.hostRkey());
@@ -549,7 +490,7 @@ final class ServerConnection {
         }
         if (n == 0) {
             // An error, or no output region: a zero-length write-with-imm to the host's region 0.
-            ServerRegion r0 = params.isEmpty() ? null : params.get(0);
+            ServerRegions.ServerRegion r0 = regions.params().isEmpty() ? null : regions.params().get(0);
             sends.reset(n++).wrId(WR_WRITE).rdma(r0 == null ? 0 : r0.hostAddress(), r0 == null ? 0 : r0.hostRkey());
         }
         sends.get(n - 1).opcode(Opcode.RDMA_WRITE_WITH_IMM).flags(SendFlags.SIGNALED | SendFlags.SOLICITED)
@@ -585,28 +526,6 @@ final class ServerConnection {
         }
     }
 
-    private void freeRegions() {
-        for (ServerRegion r : params) {
-            r.mr().close();
-        }
-        params.clear();
-        internals.clear();
-        if (internalMemory != null) {
-            internalMemory.close();
-            internalMemory = null;
-        }
-        releaseBudget();
-    }
-
-    /** Gives the server back the regions and bytes this connection's setup took. */
-    private void releaseBudget() {
-        if (reservedRegions != 0 || reservedBytes != 0) {
-            server.release(reservedRegions, reservedBytes);
-            reservedRegions = 0;
-            reservedBytes = 0;
-        }
-    }
-
     private void cleanup() {
         lock.lock();
         try {
@@ -625,17 +544,8 @@ final class ServerConnection {
                 LOG.log(System.Logger.Level.DEBUG, "NAAICE connection " + number + ": closing " + id, e);
             }
         });
-        for (AutoCloseable c : new AutoCloseable[]{pd, sends, receives}) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                LOG.log(System.Logger.Level.DEBUG, "NAAICE connection " + number + ": closing " + c, e);
-            }
-        }
-        if (internalMemory != null) {
-            internalMemory.close();
-        }
-        releaseBudget();
+        Closeables.closeLogged(LOG, pd, sends, receives);
+        regions.release();
         if (machine.state() != NaaState.ERROR && machine.state() != NaaState.DISCONNECTED) {
             machine.moveTo(NaaState.FINISHED);
         }

@@ -196,4 +196,25 @@ class DescriptorWaiterTest {
         assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(watch.cancel()).isFalse();
     }
+
+    @Test
+    void aWaiterOnSeveralDescriptorsWakesWhenAnyIsReadableAndOnClose() throws Exception {
+        int second = Libc.eventfd();
+        DescriptorWaiter both = new DescriptorWaiter(fd, second);
+        try {
+            Libc.signal(second);
+            long start = System.nanoTime();
+            both.sleep(60_000);
+            assertThat(System.nanoTime() - start).as("woken by the second descriptor").isLessThan(TimeUnit.SECONDS.toNanos(30));
+            Libc.drain(second);
+            Thread sleeper = Thread.ofVirtual().start(() -> both.sleep(-1));
+            Thread.sleep(50);
+            both.close();
+            sleeper.join(TimeUnit.SECONDS.toMillis(10));
+            assertThat(sleeper.isAlive()).as("a close wakes the sleeper").isFalse();
+        } finally {
+            both.close();
+            Libc.close(second);
+        }
+    }
 }

@@ -5,6 +5,7 @@ import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.internal.Libc;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -32,10 +33,17 @@ public final class DescriptorWaiter {
     private volatile boolean interrupted;
     private boolean closed;
 
-    /** A waiter on {@code fd}, which the caller keeps open until {@link #close} has returned. */
-    public DescriptorWaiter(int fd) {
+    /**
+     * A waiter on {@code fds} (one or more: a sleep ends when any is readable), which the caller
+     * keeps open until {@link #close} has returned.
+     */
+    public DescriptorWaiter(int... fds) {
+        if (fds.length == 0) {
+            throw new IllegalArgumentException("a waiter watches at least one descriptor");
+        }
+        this.pollFds = Arrays.copyOf(fds, fds.length + 1);
         this.wakeFd = Libc.eventfd();
-        this.pollFds = new int[]{fd, wakeFd};
+        pollFds[fds.length] = wakeFd;
     }
 
     /**
