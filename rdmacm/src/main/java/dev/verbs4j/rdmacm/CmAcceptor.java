@@ -1,0 +1,266 @@
+package dev.verbs4j.rdmacm;
+
+import dev.verbs4j.verbs.Closeables;
+import dev.verbs4j.verbs.QpType;
+import dev.verbs4j.verbs.VerbsException;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The passive side of an RDMA CM connection: one connection request a listener took ({@link
+ * CmPhase#REQUEST}), the caller's decision ({@link CmPhase#DECISION}), then either the accept
+ * and its wait for the connection to be established ({@link CmPhase#ACCEPTANCE} within the
+ * establishment limit of its {@link CmTimeouts}) or the reject, whose {@link RejectionReason}
+ * travels to the active side in the reject's private data.
+ *
+ * <p>Drivable two ways. Blocking: {@link #awaitRequest} takes the next request from a listener's
+ * channel, {@link #awaitEstablished} waits on the request id's channel once accepted. One event
+ * at a time, for an event loop: {@link #of} with the CONNECT_REQUEST event it took, then {@link
+ * #advance} with each event of the request's id and {@link #checkTimeout} when it wakes without
+ * one. Failures and timeouts are thrown as {@link CmConnector}'s are; a failed acceptor stays in
+ * the phase it failed in.
+ *
+ * <p>The request's id belongs to the caller once accepted (to close on failure as on success); a
+ * reject frees it. Not thread-safe: one thread (or event loop) drives it.
+ */
+public final class CmAcceptor {
+
+    private final CmEvent request;
+    private final CmId id;
+    private final CmTimeouts timeouts;
+    private final String what;
+    private final PhaseClock clock;
+    private CmEvent established;
+    /** What ended the acceptor; null while it goes on. */
+    private Throwable failure;
+
+    private CmAcceptor(CmEvent request, CmTimeouts timeouts) {
+        if (request.type() != CmEventType.CONNECT_REQUEST) {
+            throw new IllegalArgumentException(request + " is not a connection request");
+        }
+        this.request = request;
+        this.id = request.id();
+        this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
+        this.what = "accept from " + id.peerAddress();
+        this.clock = new PhaseClock(timeouts.whole());
+        clock.rest(CmPhase.DECISION);
+    }
+
+    /** The acceptor of {@code request}, a CONNECT_REQUEST event an event loop took; in {@link CmPhase#DECISION}. */
+    public static CmAcceptor of(CmEvent request, CmTimeouts timeouts) {
+        return new CmAcceptor(request, timeouts);
+    }
+
+    /**
+     * Waits up to {@code timeout} on the channel of {@code listener} (an asynchronous listening
+     * id) for its next connection request. The channel must carry only the listener's events
+     * while it waits; ADDR_CHANGE is passed over.
+     *
+     * @throws RdmaTimeoutException    "listen on …: connection request (no RDMA_CM_EVENT_CONNECT_REQUEST within … ms)"
+     * @throws RdmaConnectionException of kind EVENT when the listener failed (e.g. DEVICE_REMOVAL)
+     */
+    public static CmAcceptor awaitRequest(CmId listener, Duration timeout, CmTimeouts timeouts) throws RdmaConnectionException {
+        EventChannel channel = listener.channel();
+        if (channel == null) {
+            throw new IllegalArgumentException(listener + " is synchronous: take its requests with getRequest()");
+        }
+        String what = "listen on " + listener.localAddress();
+        PhaseClock wait = new PhaseClock(timeout);
+        wait.start(CmPhase.REQUEST, timeout, what);
+        while (true) {
+            CmEvent ev = wait.next(channel, what);
+            if (ev.type() == CmEventType.CONNECT_REQUEST && ev.listener() == listener) {
+                return new CmAcceptor(ev, timeouts);
+            }
+            if (ev.id() != listener) {
+                throw new IllegalStateException(what + ": " + ev + " is not for the listener: its channel must carry only its events");
+            }
+            if (ev.type() != CmEventType.ADDR_CHANGE) {
+                throw RdmaConnectionException.of(ev, what);
+            }
+        }
+    }
+
+    /**
+     * Accepts the request ({@code rdma_accept}) with {@code parameters}, after the caller created
+     * the id's queue pair: in {@link CmPhase#ACCEPTANCE} until ESTABLISHED arrives, or at once
+     * established for a UD id (librdmacm awaits no outcome of a UD accept).
+     */
+    public void accept(ConnectionParameters parameters) throws RdmaConnectionException {
+        expectDecision("accept");
+        boolean ud = id.qpType() == QpType.UD;
+        if (!ud) {
+            run(() -> {
+                clock.start(CmPhase.ACCEPTANCE, timeouts.limit(CmPhase.ACCEPTANCE), what);
+                return null;
+            });
+        }
+        run(() -> {
+            try {
+                id.accept(parameters);
+            } catch (VerbsException e) {
+                throw RdmaConnectionException.of(e, what);
+            }
+            return null;
+        });
+        if (ud) {
+            clock.rest(CmPhase.ESTABLISHED);
+        }
+    }
+
+    /** Rejects the request giving {@code reason} (see {@link RejectionReason}) and frees its id. */
+    public void reject(RejectionReason reason) throws RdmaConnectionException {
+        reject(reason.encode());
+    }
+
+    /** Rejects the request sending {@code privateData} (at most 148 bytes over RoCE; may be empty) and frees its id. */
+    public void reject(byte[] privateData) throws RdmaConnectionException {
+        expectDecision("reject");
+        run(() -> {
+            try {
+                id.reject(privateData);
+            } catch (VerbsException e) {
+                throw Closeables.closeAfter(RdmaConnectionException.of(e, what), id);
+            } catch (RuntimeException e) {
+                throw Closeables.closeAfter(e, id);
+            }
+            id.close();
+            return null;
+        });
+        clock.rest(CmPhase.REJECTED);
+    }
+
+    /**
+     * Drives the acceptor with the events of the id's channel until the connection is
+     * established. The channel must carry only this id's events (migrate the id to a channel of
+     * its own before accepting, or drive it with {@link #advance} from the listener's loop).
+     */
+    public CmEvent awaitEstablished() throws RdmaConnectionException {
+        while (phase() != CmPhase.ESTABLISHED) {
+            if (phase() != CmPhase.ACCEPTANCE) {
+                throw new IllegalStateException(what + ": nothing to wait for in phase " + phase());
+            }
+            ensureActive();
+            EventChannel channel = id.channel();
+            CmEvent ev = run(() -> clock.next(channel, what));
+            if (ev.id() != id) {
+                throw new IllegalStateException(what + ": " + ev + " is not for " + id + ": its channel must carry only its events");
+            }
+            advance(ev);
+        }
+        return established;
+    }
+
+    /**
+     * Takes the next event of the request's id: ESTABLISHED in {@link CmPhase#ACCEPTANCE} ends
+     * it; ADDR_CHANGE is passed over; any other fails it.
+     *
+     * @return the phase now
+     * @throws IllegalArgumentException when {@code event} is not for the request's id
+     * @throws IllegalStateException    when the acceptor failed or is done
+     */
+    public CmPhase advance(CmEvent event) throws RdmaConnectionException {
+        if (event.id() != id) {
+            throw new IllegalArgumentException(event + " is not for " + id);
+        }
+        ensureActive();
+        if (event.type() == CmEventType.ADDR_CHANGE) {
+            return phase();
+        }
+        if (phase() == CmPhase.ACCEPTANCE && event.type() == CmEventType.ESTABLISHED) {
+            established = event;
+            clock.rest(CmPhase.ESTABLISHED);
+            return phase();
+        }
+        RdmaConnectionException e = RdmaConnectionException.of(event, what);
+        failure = e;
+        throw e;
+    }
+
+    /**
+     * Fails the acceptor when its acceptance ran out of time; for an event loop that woke
+     * without an event.
+     *
+     * @throws RdmaTimeoutException "accept from …: acceptance (no RDMA_CM_EVENT_ESTABLISHED within … ms)"
+     */
+    public void checkTimeout() throws RdmaConnectionException {
+        if (failure == null) {
+            run(() -> {
+                clock.check(what);
+                return null;
+            });
+        }
+    }
+
+    /** Nanoseconds the acceptance has left (Long.MAX_VALUE in a resting or final phase). */
+    public long remainingNanos() {
+        return Math.max(0, clock.remainingNanos());
+    }
+
+    /** The phase the acceptor is in (after a failure: the one it failed in). */
+    public CmPhase phase() {
+        return clock.phase();
+    }
+
+    /** The request's id: the caller's once accepted. */
+    public CmId id() {
+        return id;
+    }
+
+    /** The CONNECT_REQUEST event. */
+    public CmEvent request() {
+        return request;
+    }
+
+    /** The private data of the request (zero-padded by the transport). */
+    public byte[] requestData() {
+        return request.privateData();
+    }
+
+    /** The requester's address. */
+    public InetSocketAddress peer() {
+        return id.peerAddress();
+    }
+
+    /** The ESTABLISHED event, or null before it. */
+    public CmEvent established() {
+        return established;
+    }
+
+    /** What ended the acceptor (the exception it threw), or null. */
+    public Throwable failure() {
+        return failure;
+    }
+
+    @Override
+    public String toString() {
+        return what + " (" + phase() + ")";
+    }
+
+    private void expectDecision(String action) {
+        ensureActive();
+        if (phase() != CmPhase.DECISION) {
+            throw new IllegalStateException(what + ": cannot " + action + " in phase " + phase() + ", only in " + CmPhase.DECISION);
+        }
+    }
+
+    private void ensureActive() {
+        if (failure != null) {
+            throw new IllegalStateException(what + ": the acceptor failed in phase " + phase(), failure);
+        }
+        if (phase().isFinal()) {
+            throw new IllegalStateException(what + ": the request is " + phase() + " already");
+        }
+    }
+
+    private <T> T run(CmConnector.Step<T> step) throws RdmaConnectionException {
+        try {
+            return step.run();
+        } catch (RdmaConnectionException | RuntimeException | Error e) {
+            failure = e;
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,310 @@
+package dev.verbs4j.rdmacm;
+
+import dev.verbs4j.verbs.VerbsException;
+
+import java.net.InetSocketAddress;
+import java.util.Objects;
+
+/**
+ * The active side of an RDMA CM connection on one asynchronous {@link CmId}: resolve the address,
+ * resolve the route, connect, established ({@link CmPhase}), each waiting phase within its
+ * {@link CmTimeouts} limit. The caller's {@link Steps} run between the phases: set options once
+ * the device is known, create the queue pair and give the connection parameters once the route
+ * is, ready a queue pair of its own when the peer answered.
+ *
+ * <p>Drivable two ways. Blocking: {@link #connect} returns once the connection is established, or
+ * throws. One event at a time, for an event loop that takes the channel's events itself: {@link
+ * #start}, then {@link #advance} with each event of the id, and {@link #checkTimeout} when the
+ * loop wakes without one ({@link #remainingNanos} says how long it may sleep). A step that
+ * returns nothing ({@link Steps#routeResolved} null, {@link Steps#connectResponse} false) rests
+ * the connector until the caller goes on with {@link #connectWith} or {@link #establish}.
+ *
+ * <p>A failure event (ADDR_ERROR, ROUTE_ERROR, REJECTED, UNREACHABLE, CONNECT_ERROR,
+ * DEVICE_REMOVAL, DISCONNECTED...) throws an {@link RdmaConnectionException} of kind EVENT; a
+ * REJECTED one carries the rejecter's private data, whose {@link RejectionReason} {@link
+ * #rejectionReason()} gives. A librdmacm call that fails throws one of kind VERBS_ERROR with the
+ * {@link VerbsException} as its cause; a timeout an {@link RdmaTimeoutException} naming the phase
+ * and the event it waited for. A failed connector stays in the phase it failed in.
+ *
+ * <p>The connector owns nothing: the id, its channel and what the steps create stay the caller's
+ * (to close on failure as on success). Not thread-safe: one thread (or event loop) drives it.
+ */
+public final class CmConnector {
+
+    /**
+     * What the caller does between the phases; runs on the thread that drives the connector. An
+     * exception it throws fails the connector and is thrown on as it is.
+     */
+    @FunctionalInterface
+    public interface Steps {
+
+        /** The address is resolved and the id bound to a device: before the route (e.g. set the type of service). */
+        default void addressResolved(CmId id) {
+        }
+
+        /**
+         * The route is resolved: create the queue pair (or not) and return the parameters to
+         * connect with, or null to rest in {@link CmPhase#READY_TO_CONNECT} until {@link
+         * #connectWith}.
+         */
+        ConnectionParameters routeResolved(CmId id);
+
+        /**
+         * The peer answered a connect of an id without a queue pair of the connection manager's
+         * (CONNECT_RESPONSE): move the own queue pair to RTR and RTS and return true to establish
+         * now, or false to rest in {@link CmPhase#READY_TO_ESTABLISH} until {@link #establish}.
+         */
+        default boolean connectResponse(CmId id, CmEvent response) {
+            return true;
+        }
+
+        /** Steps that only connect with {@code parameters}. */
+        static Steps connectWith(ConnectionParameters parameters) {
+            return id -> parameters;
+        }
+    }
+
+    private final CmId id;
+    private final CmTimeouts timeouts;
+    private final Steps steps;
+    private final String what;
+    private final PhaseClock clock;
+    private CmEvent last;
+    /** What ended the connector: a failure event, a call's failure, a timeout or a step's exception; null while it goes on. */
+    private Throwable failure;
+
+    private CmConnector(CmId id, InetSocketAddress destination, CmTimeouts timeouts, Steps steps) {
+        this.id = Objects.requireNonNull(id, "id");
+        this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
+        this.steps = Objects.requireNonNull(steps, "steps");
+        this.what = "connect to " + destination;
+        this.clock = new PhaseClock(timeouts.whole());
+        if (id.channel() == null) {
+            throw new IllegalArgumentException(id + " is synchronous: a connector drives an id on an event channel");
+        }
+    }
+
+    /**
+     * Starts connecting {@code id} to {@code destination}: resolves the address ({@link
+     * CmPhase#ADDRESS_RESOLUTION}); the events of the id then go to {@link #advance}.
+     *
+     * @param source the local address to connect from, or null to let the routing table choose
+     */
+    public static CmConnector start(CmId id, InetSocketAddress source, InetSocketAddress destination, CmTimeouts timeouts,
+                                    Steps steps) throws RdmaConnectionException {
+        Objects.requireNonNull(destination, "destination");
+        CmConnector c = new CmConnector(id, destination, timeouts, steps);
+        c.enter(CmPhase.ADDRESS_RESOLUTION);
+        c.call(() -> id.resolveAddress(source, destination, c.clock.remainingForCall()));
+        return c;
+    }
+
+    /**
+     * Connects {@code id} to {@code destination} and returns once the connection is established.
+     * The id's channel must carry only this id's events while it waits, and {@code steps} must
+     * not rest.
+     *
+     * @return the established connector ({@link #established()} has the event)
+     * @throws RdmaTimeoutException    when a phase ran out of time (the message names it)
+     * @throws RdmaConnectionException for a failure event or a failed call (see the class)
+     */
+    public static CmConnector connect(CmId id, InetSocketAddress source, InetSocketAddress destination, CmTimeouts timeouts,
+                                      Steps steps) throws RdmaConnectionException {
+        CmConnector c = start(id, source, destination, timeouts, steps);
+        c.awaitEstablished();
+        return c;
+    }
+
+    /**
+     * Drives the connector with the events of the id's channel until it is established.
+     *
+     * @throws IllegalStateException when it rests (a step returned nothing) or an event of another id arrives
+     */
+    public CmEvent awaitEstablished() throws RdmaConnectionException {
+        while (phase() != CmPhase.ESTABLISHED) {
+            if (phase().awaited() == null) {
+                throw new IllegalStateException(what + ": the connector rests in phase " + phase() + ", nothing to wait for");
+            }
+            CmEvent ev = step(() -> clock.next(id.channel(), what));
+            if (ev.id() != id) {
+                throw new IllegalStateException(what + ": " + ev + " is not for " + id + ": its channel must carry only its events");
+            }
+            advance(ev);
+        }
+        return last;
+    }
+
+    /**
+     * Takes the next event of the id and moves on: runs the next step and the next librdmacm call
+     * when it is the one the phase awaits; passes over ADDR_CHANGE; fails on any other.
+     *
+     * @return the phase now
+     * @throws IllegalArgumentException when {@code event} is not for this connector's id
+     * @throws IllegalStateException    when the connector failed or is established
+     */
+    public CmPhase advance(CmEvent event) throws RdmaConnectionException {
+        if (event.id() != id) {
+            throw new IllegalArgumentException(event + " is not for " + id);
+        }
+        ensureActive();
+        CmPhase phase = phase();
+        CmEventType type = event.type();
+        if (type == CmEventType.ADDR_CHANGE) {
+            return phase;
+        }
+        boolean expected = type == phase.awaited() || (phase == CmPhase.CONNECTION && type == CmEventType.CONNECT_RESPONSE);
+        if (!expected) {
+            RdmaConnectionException e = RdmaConnectionException.of(event, what);
+            failure = e;
+            throw e;
+        }
+        last = event;
+        switch (phase) {
+            case ADDRESS_RESOLUTION -> {
+                step(() -> {
+                    steps.addressResolved(id);
+                    return null;
+                });
+                enter(CmPhase.ROUTE_RESOLUTION);
+                call(() -> id.resolveRoute(clock.remainingForCall()));
+            }
+            case ROUTE_RESOLUTION -> {
+                ConnectionParameters p = step(() -> steps.routeResolved(id));
+                clock.rest(CmPhase.READY_TO_CONNECT);
+                if (p != null) {
+                    connectWith(p);
+                }
+            }
+            case CONNECTION -> {
+                if (type == CmEventType.ESTABLISHED) {
+                    clock.rest(CmPhase.ESTABLISHED);
+                } else {
+                    boolean now = step(() -> steps.connectResponse(id, event));
+                    clock.rest(CmPhase.READY_TO_ESTABLISH);
+                    if (now) {
+                        establish();
+                    }
+                }
+            }
+            default -> throw new IllegalStateException(what + ": no event is awaited in phase " + phase);
+        }
+        return phase();
+    }
+
+    /** Connects with {@code parameters} ({@code rdma_connect}) from {@link CmPhase#READY_TO_CONNECT}. */
+    public void connectWith(ConnectionParameters parameters) throws RdmaConnectionException {
+        expectPhase(CmPhase.READY_TO_CONNECT, "connect");
+        enter(CmPhase.CONNECTION);
+        call(() -> id.connect(parameters));
+    }
+
+    /** Completes the connection ({@code rdma_establish}) from {@link CmPhase#READY_TO_ESTABLISH}. */
+    public void establish() throws RdmaConnectionException {
+        expectPhase(CmPhase.READY_TO_ESTABLISH, "establish");
+        call(id::establish);
+        clock.rest(CmPhase.ESTABLISHED);
+    }
+
+    /**
+     * Fails the connector when its phase ran out of time; for an event loop that woke without
+     * an event. Nothing in a resting or final phase.
+     *
+     * @throws RdmaTimeoutException naming the phase and the event it waited for
+     */
+    public void checkTimeout() throws RdmaConnectionException {
+        if (failure == null) {
+            step(() -> {
+                clock.check(what);
+                return null;
+            });
+        }
+    }
+
+    /** Nanoseconds the current phase has left (Long.MAX_VALUE in a resting or final phase). */
+    public long remainingNanos() {
+        return Math.max(0, clock.remainingNanos());
+    }
+
+    /** The phase the connector is in (after a failure: the one it failed in). */
+    public CmPhase phase() {
+        return clock.phase();
+    }
+
+    /** The id. */
+    public CmId id() {
+        return id;
+    }
+
+    /** The event that established the connection (ESTABLISHED, or CONNECT_RESPONSE for an own queue pair), or null. */
+    public CmEvent established() {
+        return phase() == CmPhase.ESTABLISHED ? last : null;
+    }
+
+    /** What ended the connector (the exception it threw), or null while it goes on or once established. */
+    public Throwable failure() {
+        return failure;
+    }
+
+    /** The reason the peer gave when it rejected the connection, or null (not rejected, or no reason given). */
+    public RejectionReason rejectionReason() {
+        return failure instanceof RdmaConnectionException e && e.event() == CmEventType.REJECTED
+                ? RejectionReason.decode(e.privateData()).orElse(null) : null;
+    }
+
+    /** What the connector does ("connect to /10.0.0.2:7471"), as its failures name it. */
+    @Override
+    public String toString() {
+        return what + " (" + phase() + ")";
+    }
+
+    private void enter(CmPhase phase) throws RdmaConnectionException {
+        step(() -> {
+            clock.start(phase, timeouts.limit(phase), what);
+            return null;
+        });
+    }
+
+    private void expectPhase(CmPhase expected, String action) {
+        ensureActive();
+        if (phase() != expected) {
+            throw new IllegalStateException(what + ": cannot " + action + " in phase " + phase() + ", only in " + expected);
+        }
+    }
+
+    private void ensureActive() {
+        if (failure != null) {
+            throw new IllegalStateException(what + ": the connector failed in phase " + phase(), failure);
+        }
+        if (phase().isFinal()) {
+            throw new IllegalStateException(what + ": the connection is " + phase() + " already");
+        }
+    }
+
+    /** Runs a librdmacm call; a {@link VerbsException} fails the connector as VERBS_ERROR, anything else as it is. */
+    private void call(Runnable call) throws RdmaConnectionException {
+        step(() -> {
+            try {
+                call.run();
+            } catch (VerbsException e) {
+                throw RdmaConnectionException.of(e, what);
+            }
+            return null;
+        });
+    }
+
+    /** Runs {@code step}; what it throws fails the connector and goes on as it is. */
+    private <T> T step(Step<T> step) throws RdmaConnectionException {
+        try {
+            return step.run();
+        } catch (RdmaConnectionException | RuntimeException | Error e) {
+            failure = e;
+            throw e;
+        }
+    }
+
+    /** A step of the connector: the caller's, a librdmacm call, or the wait for an event. */
+    @FunctionalInterface
+    interface Step<T> {
+        T run() throws RdmaConnectionException;
+    }
+}
