@@ -23,7 +23,8 @@ import java.util.Objects;
  * the phase it failed in.
  *
  * <p>The request's id belongs to the caller once accepted (to close on failure as on success); a
- * reject frees it. Not thread-safe: one thread (or event loop) drives it.
+ * reject frees it. One thread (or event loop) drives it at a time; its methods are synchronized,
+ * as {@link CmConnector}'s are.
  */
 public final class CmAcceptor {
 
@@ -88,7 +89,7 @@ public final class CmAcceptor {
      * the id's queue pair: in {@link CmPhase#ACCEPTANCE} until ESTABLISHED arrives, or at once
      * established for a UD id (librdmacm awaits no outcome of a UD accept).
      */
-    public void accept(ConnectionParameters parameters) throws RdmaConnectionException {
+    public synchronized void accept(ConnectionParameters parameters) throws RdmaConnectionException {
         expectDecision("accept");
         boolean ud = id.qpType() == QpType.UD;
         if (!ud) {
@@ -116,7 +117,7 @@ public final class CmAcceptor {
     }
 
     /** Rejects the request sending {@code privateData} (at most 148 bytes over RoCE; may be empty) and frees its id. */
-    public void reject(byte[] privateData) throws RdmaConnectionException {
+    public synchronized void reject(byte[] privateData) throws RdmaConnectionException {
         expectDecision("reject");
         run(() -> {
             try {
@@ -161,7 +162,7 @@ public final class CmAcceptor {
      * @throws IllegalArgumentException when {@code event} is not for the request's id
      * @throws IllegalStateException    when the acceptor failed or is done
      */
-    public CmPhase advance(CmEvent event) throws RdmaConnectionException {
+    public synchronized CmPhase advance(CmEvent event) throws RdmaConnectionException {
         if (event.id() != id) {
             throw new IllegalArgumentException(event + " is not for " + id);
         }
@@ -185,7 +186,7 @@ public final class CmAcceptor {
      *
      * @throws RdmaTimeoutException "accept from …: acceptance (no RDMA_CM_EVENT_ESTABLISHED within … ms)"
      */
-    public void checkTimeout() throws RdmaConnectionException {
+    public synchronized void checkTimeout() throws RdmaConnectionException {
         if (failure == null) {
             run(() -> {
                 clock.check(what);
@@ -195,12 +196,12 @@ public final class CmAcceptor {
     }
 
     /** Nanoseconds the acceptance has left (Long.MAX_VALUE in a resting or final phase). */
-    public long remainingNanos() {
+    public synchronized long remainingNanos() {
         return Math.max(0, clock.remainingNanos());
     }
 
     /** The phase the acceptor is in (after a failure: the one it failed in). */
-    public CmPhase phase() {
+    public synchronized CmPhase phase() {
         return clock.phase();
     }
 
@@ -225,12 +226,12 @@ public final class CmAcceptor {
     }
 
     /** The ESTABLISHED event, or null before it. */
-    public CmEvent established() {
+    public synchronized CmEvent established() {
         return established;
     }
 
     /** What ended the acceptor (the exception it threw), or null. */
-    public Throwable failure() {
+    public synchronized Throwable failure() {
         return failure;
     }
 

@@ -14,7 +14,8 @@ import java.util.Objects;
  *
  * <p>Drivable two ways. Blocking: {@link #connect} returns once the connection is established, or
  * throws. One event at a time, for an event loop that takes the channel's events itself: {@link
- * #start}, then {@link #advance} with each event of the id, and {@link #checkTimeout} when the
+ * #start} (or {@link #of} and {@link #resolve}, when the connector must be known to the loop
+ * before its first event can arrive), then {@link #advance} with each event of the id, and {@link #checkTimeout} when the
  * loop wakes without one ({@link #remainingNanos} says how long it may sleep). A step that
  * returns nothing ({@link Steps#routeResolved} null, {@link Steps#connectResponse} false) rests
  * the connector until the caller goes on with {@link #connectWith} or {@link #establish}.
@@ -27,7 +28,9 @@ import java.util.Objects;
  * and the event it waited for. A failed connector stays in the phase it failed in.
  *
  * <p>The connector owns nothing: the id, its channel and what the steps create stay the caller's
- * (to close on failure as on success). Not thread-safe: one thread (or event loop) drives it.
+ * (to close on failure as on success). One thread (or event loop) drives it at a time; its
+ * methods are synchronized, so that a thread taking the events and one connecting may hand it
+ * to each other (as rping's do).
  */
 public final class CmConnector {
 
@@ -65,6 +68,7 @@ public final class CmConnector {
     }
 
     private final CmId id;
+    private final InetSocketAddress destination;
     private final CmTimeouts timeouts;
     private final Steps steps;
     private final String what;
@@ -75,13 +79,33 @@ public final class CmConnector {
 
     private CmConnector(CmId id, InetSocketAddress destination, CmTimeouts timeouts, Steps steps) {
         this.id = Objects.requireNonNull(id, "id");
+        this.destination = Objects.requireNonNull(destination, "destination");
         this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
         this.steps = Objects.requireNonNull(steps, "steps");
         this.what = "connect to " + destination;
         this.clock = new PhaseClock(timeouts.whole());
+        clock.rest(CmPhase.IDLE);
         if (id.channel() == null) {
             throw new IllegalArgumentException(id + " is synchronous: a connector drives an id on an event channel");
         }
+    }
+
+    /** A connector of {@code id} to {@code destination}, {@link CmPhase#IDLE} until {@link #resolve}. */
+    public static CmConnector of(CmId id, InetSocketAddress destination, CmTimeouts timeouts, Steps steps) {
+        return new CmConnector(id, destination, timeouts, steps);
+    }
+
+    /**
+     * Starts: resolves the address ({@code rdma_resolve_addr}, {@link CmPhase#ADDRESS_RESOLUTION}).
+     * The whole limit of the timeouts counts from here.
+     *
+     * @param source the local address to connect from, or null to let the routing table choose
+     */
+    public synchronized void resolve(InetSocketAddress source) throws RdmaConnectionException {
+        expectPhase(CmPhase.IDLE, "resolve the address");
+        clock.restart();
+        enter(CmPhase.ADDRESS_RESOLUTION);
+        call(() -> id.resolveAddress(source, destination, clock.remainingForCall()));
     }
 
     /**
@@ -92,10 +116,8 @@ public final class CmConnector {
      */
     public static CmConnector start(CmId id, InetSocketAddress source, InetSocketAddress destination, CmTimeouts timeouts,
                                     Steps steps) throws RdmaConnectionException {
-        Objects.requireNonNull(destination, "destination");
-        CmConnector c = new CmConnector(id, destination, timeouts, steps);
-        c.enter(CmPhase.ADDRESS_RESOLUTION);
-        c.call(() -> id.resolveAddress(source, destination, c.clock.remainingForCall()));
+        CmConnector c = of(id, destination, timeouts, steps);
+        c.resolve(source);
         return c;
     }
 
@@ -142,7 +164,7 @@ public final class CmConnector {
      * @throws IllegalArgumentException when {@code event} is not for this connector's id
      * @throws IllegalStateException    when the connector failed or is established
      */
-    public CmPhase advance(CmEvent event) throws RdmaConnectionException {
+    public synchronized CmPhase advance(CmEvent event) throws RdmaConnectionException {
         if (event.id() != id) {
             throw new IllegalArgumentException(event + " is not for " + id);
         }
@@ -192,14 +214,14 @@ public final class CmConnector {
     }
 
     /** Connects with {@code parameters} ({@code rdma_connect}) from {@link CmPhase#READY_TO_CONNECT}. */
-    public void connectWith(ConnectionParameters parameters) throws RdmaConnectionException {
+    public synchronized void connectWith(ConnectionParameters parameters) throws RdmaConnectionException {
         expectPhase(CmPhase.READY_TO_CONNECT, "connect");
         enter(CmPhase.CONNECTION);
         call(() -> id.connect(parameters));
     }
 
     /** Completes the connection ({@code rdma_establish}) from {@link CmPhase#READY_TO_ESTABLISH}. */
-    public void establish() throws RdmaConnectionException {
+    public synchronized void establish() throws RdmaConnectionException {
         expectPhase(CmPhase.READY_TO_ESTABLISH, "establish");
         call(id::establish);
         clock.rest(CmPhase.ESTABLISHED);
@@ -211,7 +233,7 @@ public final class CmConnector {
      *
      * @throws RdmaTimeoutException naming the phase and the event it waited for
      */
-    public void checkTimeout() throws RdmaConnectionException {
+    public synchronized void checkTimeout() throws RdmaConnectionException {
         if (failure == null) {
             step(() -> {
                 clock.check(what);
@@ -221,12 +243,12 @@ public final class CmConnector {
     }
 
     /** Nanoseconds the current phase has left (Long.MAX_VALUE in a resting or final phase). */
-    public long remainingNanos() {
+    public synchronized long remainingNanos() {
         return Math.max(0, clock.remainingNanos());
     }
 
     /** The phase the connector is in (after a failure: the one it failed in). */
-    public CmPhase phase() {
+    public synchronized CmPhase phase() {
         return clock.phase();
     }
 
@@ -236,17 +258,17 @@ public final class CmConnector {
     }
 
     /** The event that established the connection (ESTABLISHED, or CONNECT_RESPONSE for an own queue pair), or null. */
-    public CmEvent established() {
+    public synchronized CmEvent established() {
         return phase() == CmPhase.ESTABLISHED ? last : null;
     }
 
     /** What ended the connector (the exception it threw), or null while it goes on or once established. */
-    public Throwable failure() {
+    public synchronized Throwable failure() {
         return failure;
     }
 
     /** The reason the peer gave when it rejected the connection, or null (not rejected, or no reason given). */
-    public RejectionReason rejectionReason() {
+    public synchronized RejectionReason rejectionReason() {
         return failure instanceof RdmaConnectionException e && e.event() == CmEventType.REJECTED
                 ? RejectionReason.decode(e.privateData()).orElse(null) : null;
     }

@@ -252,12 +252,12 @@ public final class CmId extends NativeResource {
      * @param source the local address to use, or null to let the routing table choose
      */
     public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
-        resolution.resolveAddress(source, destination, timeout);
+        resolution.address(source, destination, timeout);
     }
 
     /** Resolves the route to the destination ({@code rdma_resolve_route}); outcome ROUTE_RESOLVED or ROUTE_ERROR. */
     public void resolveRoute(Duration timeout) {
-        resolution.resolveRoute(timeout);
+        resolution.route(timeout);
     }
 
     /** Listens for connection requests on the bound address ({@code rdma_listen}). */

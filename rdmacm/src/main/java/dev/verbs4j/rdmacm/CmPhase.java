@@ -7,6 +7,8 @@ package dev.verbs4j.rdmacm;
  * reject); {@link #ESTABLISHED} and {@link #REJECTED} end it. Pure data.
  */
 public enum CmPhase {
+    /** Active, resting: the connector is made, its address resolution not started yet. */
+    IDLE("idle", null),
     /** Active: {@code rdma_resolve_addr} was called; awaits ADDR_RESOLVED. */
     ADDRESS_RESOLUTION("address resolution", CmEventType.ADDR_RESOLVED),
     /** Active: {@code rdma_resolve_route} was called; awaits ROUTE_RESOLVED. */

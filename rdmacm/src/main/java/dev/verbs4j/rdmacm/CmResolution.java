@@ -39,7 +39,7 @@ final class CmResolution {
     }
 
     /** {@link CmId#resolveAddress}. */
-    void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
+    void address(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
         int ms = timeoutMillis(timeout);
         String what = owner.describe() + " to " + destination;
         owner.outcomes().operate("rdma_resolve_addr", what, () -> {
@@ -51,7 +51,7 @@ final class CmResolution {
     }
 
     /** {@link CmId#resolveRoute}. */
-    void resolveRoute(Duration timeout) {
+    void route(Duration timeout) {
         int ms = timeoutMillis(timeout);
         String what = owner.describe();
         owner.outcomes().operate("rdma_resolve_route", what, () -> Cma.call(Cma.RESOLVE_ROUTE, "rdma_resolve_route", what, id, ms),

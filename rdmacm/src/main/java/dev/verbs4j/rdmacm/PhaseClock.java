@@ -12,13 +12,20 @@ final class PhaseClock {
     /** Far enough for "no limit", near enough that {@code nanoTime() + it} cannot overflow. */
     private static final long FOREVER = Long.MAX_VALUE / 4;
 
-    private final long wholeDeadline;
+    private final long whole;
+    private long wholeDeadline;
     private CmPhase phase;
     private long limitNanos;
     private long deadline;
 
     PhaseClock(Duration whole) {
-        this.wholeDeadline = System.nanoTime() + nanos(whole);
+        this.whole = nanos(whole);
+        restart();
+    }
+
+    /** Counts the whole from now. */
+    void restart() {
+        this.wholeDeadline = System.nanoTime() + whole;
     }
 
     /**
