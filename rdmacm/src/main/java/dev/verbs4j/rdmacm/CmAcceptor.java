@@ -2,7 +2,6 @@ package dev.verbs4j.rdmacm;
 
 import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.QpType;
-import dev.verbs4j.verbs.VerbsException;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -31,11 +30,8 @@ public final class CmAcceptor {
     private final CmEvent request;
     private final CmId id;
     private final CmTimeouts timeouts;
-    private final String what;
-    private final PhaseClock clock;
+    private final CmProgress progress;
     private CmEvent established;
-    /** What ended the acceptor; null while it goes on. */
-    private Throwable failure;
 
     private CmAcceptor(CmEvent request, CmTimeouts timeouts) {
         if (request.type() != CmEventType.CONNECT_REQUEST) {
@@ -44,9 +40,8 @@ public final class CmAcceptor {
         this.request = request;
         this.id = request.id();
         this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
-        this.what = "accept from " + id.peerAddress();
-        this.clock = new PhaseClock(timeouts.whole());
-        clock.rest(CmPhase.DECISION);
+        this.progress = new CmProgress("accept from " + id.peerAddress(), "acceptor", timeouts.whole());
+        progress.rest(CmPhase.DECISION);
     }
 
     /** The acceptor of {@code request}, a CONNECT_REQUEST event an event loop took; in {@link CmPhase#DECISION}. */
@@ -63,23 +58,18 @@ public final class CmAcceptor {
      * @throws RdmaConnectionException of kind EVENT when the listener failed (e.g. DEVICE_REMOVAL)
      */
     public static CmAcceptor awaitRequest(CmId listener, Duration timeout, CmTimeouts timeouts) throws RdmaConnectionException {
-        EventChannel channel = listener.channel();
-        if (channel == null) {
+        if (listener.channel() == null) {
             throw new IllegalArgumentException(listener + " is synchronous: take its requests with getRequest()");
         }
-        String what = "listen on " + listener.localAddress();
-        PhaseClock wait = new PhaseClock(timeout);
-        wait.start(CmPhase.REQUEST, timeout, what);
+        CmProgress wait = new CmProgress("listen on " + listener.localAddress(), "listener", timeout);
+        wait.start(CmPhase.REQUEST, timeout);
         while (true) {
-            CmEvent ev = wait.next(channel, what);
-            if (ev.type() == CmEventType.CONNECT_REQUEST && ev.listener() == listener) {
+            CmEvent ev = wait.next(listener); // a request's event is the listener's
+            if (ev.type() == CmEventType.CONNECT_REQUEST) {
                 return new CmAcceptor(ev, timeouts);
             }
-            if (ev.id() != listener) {
-                throw new IllegalStateException(what + ": " + ev + " is not for the listener: its channel must carry only its events");
-            }
             if (ev.type() != CmEventType.ADDR_CHANGE) {
-                throw RdmaConnectionException.of(ev, what);
+                throw wait.unexpected(ev);
             }
         }
     }
@@ -90,24 +80,14 @@ public final class CmAcceptor {
      * established for a UD id (librdmacm awaits no outcome of a UD accept).
      */
     public synchronized void accept(ConnectionParameters parameters) throws RdmaConnectionException {
-        expectDecision("accept");
+        progress.expect(CmPhase.DECISION, "accept");
         boolean ud = id.qpType() == QpType.UD;
         if (!ud) {
-            run(() -> {
-                clock.start(CmPhase.ACCEPTANCE, timeouts.limit(CmPhase.ACCEPTANCE), what);
-                return null;
-            });
+            progress.start(CmPhase.ACCEPTANCE, timeouts.limit(CmPhase.ACCEPTANCE));
         }
-        run(() -> {
-            try {
-                id.accept(parameters);
-            } catch (VerbsException e) {
-                throw RdmaConnectionException.of(e, what);
-            }
-            return null;
-        });
+        progress.call(() -> id.accept(parameters));
         if (ud) {
-            clock.rest(CmPhase.ESTABLISHED);
+            progress.rest(CmPhase.ESTABLISHED);
         }
     }
 
@@ -118,19 +98,16 @@ public final class CmAcceptor {
 
     /** Rejects the request sending {@code privateData} (at most 148 bytes over RoCE; may be empty) and frees its id. */
     public synchronized void reject(byte[] privateData) throws RdmaConnectionException {
-        expectDecision("reject");
-        run(() -> {
-            try {
-                id.reject(privateData);
-            } catch (VerbsException e) {
-                throw Closeables.closeAfter(RdmaConnectionException.of(e, what), id);
-            } catch (RuntimeException e) {
-                throw Closeables.closeAfter(e, id);
-            }
-            id.close();
-            return null;
-        });
-        clock.rest(CmPhase.REJECTED);
+        progress.expect(CmPhase.DECISION, "reject");
+        try {
+            progress.call(() -> id.reject(privateData));
+        } catch (RdmaConnectionException e) {
+            throw Closeables.closeAfter(e, id);
+        } catch (RuntimeException e) {
+            throw Closeables.closeAfter(e, id);
+        }
+        id.close();
+        progress.rest(CmPhase.REJECTED);
     }
 
     /**
@@ -140,18 +117,9 @@ public final class CmAcceptor {
      */
     public CmEvent awaitEstablished() throws RdmaConnectionException {
         while (phase() != CmPhase.ESTABLISHED) {
-            if (phase() != CmPhase.ACCEPTANCE) {
-                throw new IllegalStateException(what + ": nothing to wait for in phase " + phase());
-            }
-            ensureActive();
-            EventChannel channel = id.channel();
-            CmEvent ev = run(() -> clock.next(channel, what));
-            if (ev.id() != id) {
-                throw new IllegalStateException(what + ": " + ev + " is not for " + id + ": its channel must carry only its events");
-            }
-            advance(ev);
+            advance(progress.next(id));
         }
-        return established;
+        return established();
     }
 
     /**
@@ -166,18 +134,16 @@ public final class CmAcceptor {
         if (event.id() != id) {
             throw new IllegalArgumentException(event + " is not for " + id);
         }
-        ensureActive();
+        progress.ensureActive();
         if (event.type() == CmEventType.ADDR_CHANGE) {
-            return phase();
+            return progress.phase();
         }
-        if (phase() == CmPhase.ACCEPTANCE && event.type() == CmEventType.ESTABLISHED) {
-            established = event;
-            clock.rest(CmPhase.ESTABLISHED);
-            return phase();
+        if (progress.phase() != CmPhase.ACCEPTANCE || event.type() != CmEventType.ESTABLISHED) {
+            throw progress.unexpected(event);
         }
-        RdmaConnectionException e = RdmaConnectionException.of(event, what);
-        failure = e;
-        throw e;
+        established = event;
+        progress.rest(CmPhase.ESTABLISHED);
+        return progress.phase();
     }
 
     /**
@@ -186,23 +152,18 @@ public final class CmAcceptor {
      *
      * @throws RdmaTimeoutException "accept from …: acceptance (no RDMA_CM_EVENT_ESTABLISHED within … ms)"
      */
-    public synchronized void checkTimeout() throws RdmaConnectionException {
-        if (failure == null) {
-            run(() -> {
-                clock.check(what);
-                return null;
-            });
-        }
+    public synchronized void checkTimeout() throws RdmaTimeoutException {
+        progress.check();
     }
 
     /** Nanoseconds the acceptance has left (Long.MAX_VALUE in a resting or final phase). */
     public synchronized long remainingNanos() {
-        return Math.max(0, clock.remainingNanos());
+        return Math.max(0, progress.remainingNanos());
     }
 
     /** The phase the acceptor is in (after a failure: the one it failed in). */
     public synchronized CmPhase phase() {
-        return clock.phase();
+        return progress.phase();
     }
 
     /** The request's id: the caller's once accepted. */
@@ -232,36 +193,11 @@ public final class CmAcceptor {
 
     /** What ended the acceptor (the exception it threw), or null. */
     public synchronized Throwable failure() {
-        return failure;
+        return progress.failure();
     }
 
     @Override
-    public String toString() {
-        return what + " (" + phase() + ")";
-    }
-
-    private void expectDecision(String action) {
-        ensureActive();
-        if (phase() != CmPhase.DECISION) {
-            throw new IllegalStateException(what + ": cannot " + action + " in phase " + phase() + ", only in " + CmPhase.DECISION);
-        }
-    }
-
-    private void ensureActive() {
-        if (failure != null) {
-            throw new IllegalStateException(what + ": the acceptor failed in phase " + phase(), failure);
-        }
-        if (phase().isFinal()) {
-            throw new IllegalStateException(what + ": the request is " + phase() + " already");
-        }
-    }
-
-    private <T> T run(CmConnector.Step<T> step) throws RdmaConnectionException {
-        try {
-            return step.run();
-        } catch (RdmaConnectionException | RuntimeException | Error e) {
-            failure = e;
-            throw e;
-        }
+    public synchronized String toString() {
+        return progress.what() + " (" + progress.phase() + ")";
     }
 }

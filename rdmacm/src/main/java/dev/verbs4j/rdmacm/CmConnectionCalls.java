@@ -9,25 +9,20 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The connection calls of one {@link CmId}: connect, accept, reject, disconnect, notify and
+ * The connection calls of a {@link CmId}: connect, accept, reject, disconnect, notify and
  * establish, with the {@code struct rdma_conn_param} they pass. Each call that works on the
- * queue pair holds it ({@link CmQueuePair#reading}). Owns no native memory: the parameters are
- * written to a confined arena per call.
+ * queue pair holds it ({@link CmQueuePair#reading}). Stateless; owns no native memory: the
+ * parameters are written to a confined arena per call.
  */
 final class CmConnectionCalls {
 
     private static final int IBV_EVENT_COMM_EST = 3;
 
-    private final CmId owner;
-    private final MemorySegment id;
-
-    CmConnectionCalls(CmId owner, MemorySegment id) {
-        this.owner = owner;
-        this.id = id;
+    private CmConnectionCalls() {
     }
 
     /** {@link CmId#connect}. */
-    void connect(ConnectionParameters parameters) {
+    static void connect(CmId owner, MemorySegment id, ConnectionParameters parameters) {
         owner.outcomes().operate("rdma_connect", owner.describe(), () -> owner.queuePairPart().reading(() -> { // reads id->qp
             try (Arena arena = Arena.ofConfined()) {
                 Cma.call(Cma.CONNECT, "rdma_connect", owner.describe(), id, write(arena, parameters));
@@ -36,7 +31,7 @@ final class CmConnectionCalls {
     }
 
     /** {@link CmId#accept}. */
-    void accept(ConnectionParameters parameters) {
+    static void accept(CmId owner, MemorySegment id, ConnectionParameters parameters) {
         // librdmacm waits for no outcome of a UD accept
         boolean ud = owner.qpTypeCode() == QpType.UD.code();
         owner.outcomes().operate("rdma_accept", owner.describe(), () -> owner.queuePairPart().reading(() -> { // to RTR and RTS
@@ -47,7 +42,7 @@ final class CmConnectionCalls {
     }
 
     /** {@link CmId#reject}. */
-    void reject(byte[] privateData) {
+    static void reject(CmId owner, MemorySegment id, byte[] privateData) {
         byte[] data = privateData == null ? new byte[0] : privateData;
         if (data.length > 255) {
             throw new IllegalArgumentException("reject private data of " + data.length + " bytes: at most 255");
@@ -61,18 +56,18 @@ final class CmConnectionCalls {
     }
 
     /** {@link CmId#disconnect}. */
-    void disconnect() {
+    static void disconnect(CmId owner, MemorySegment id) {
         owner.outcomes().operate("rdma_disconnect", owner.describe(), () -> owner.queuePairPart().reading(() -> // to ERR
                 Cma.call(Cma.DISCONNECT, "rdma_disconnect", owner.describe(), id)), CmOutcomes.DISCONNECTED);
     }
 
     /** {@link CmId#notifyEstablished}. */
-    void notifyEstablished() {
+    static void notifyEstablished(CmId owner, MemorySegment id) {
         owner.held(() -> Cma.call(Cma.NOTIFY, "rdma_notify", owner.describe(), id, IBV_EVENT_COMM_EST));
     }
 
     /** {@link CmId#establish}. */
-    void establish() {
+    static void establish(CmId owner, MemorySegment id) {
         // checks id->qp
         owner.held(() -> owner.queuePairPart().reading(() -> Cma.call(Cma.ESTABLISH, "rdma_establish", owner.describe(), id)));
     }

@@ -71,20 +71,16 @@ public final class CmConnector {
     private final InetSocketAddress destination;
     private final CmTimeouts timeouts;
     private final Steps steps;
-    private final String what;
-    private final PhaseClock clock;
+    private final CmProgress progress;
     private CmEvent last;
-    /** What ended the connector: a failure event, a call's failure, a timeout or a step's exception; null while it goes on. */
-    private Throwable failure;
 
     private CmConnector(CmId id, InetSocketAddress destination, CmTimeouts timeouts, Steps steps) {
         this.id = Objects.requireNonNull(id, "id");
         this.destination = Objects.requireNonNull(destination, "destination");
         this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
         this.steps = Objects.requireNonNull(steps, "steps");
-        this.what = "connect to " + destination;
-        this.clock = new PhaseClock(timeouts.whole());
-        clock.rest(CmPhase.IDLE);
+        this.progress = new CmProgress("connect to " + destination, "connector", timeouts.whole());
+        progress.rest(CmPhase.IDLE);
         if (id.channel() == null) {
             throw new IllegalArgumentException(id + " is synchronous: a connector drives an id on an event channel");
         }
@@ -102,10 +98,10 @@ public final class CmConnector {
      * @param source the local address to connect from, or null to let the routing table choose
      */
     public synchronized void resolve(InetSocketAddress source) throws RdmaConnectionException {
-        expectPhase(CmPhase.IDLE, "resolve the address");
-        clock.restart();
+        progress.expect(CmPhase.IDLE, "resolve the address");
+        progress.restart();
         enter(CmPhase.ADDRESS_RESOLUTION);
-        call(() -> id.resolveAddress(source, destination, clock.remainingForCall()));
+        progress.call(() -> id.resolveAddress(source, destination, progress.remainingForCall()));
     }
 
     /**
@@ -144,16 +140,9 @@ public final class CmConnector {
      */
     public CmEvent awaitEstablished() throws RdmaConnectionException {
         while (phase() != CmPhase.ESTABLISHED) {
-            if (phase().awaited() == null) {
-                throw new IllegalStateException(what + ": the connector rests in phase " + phase() + ", nothing to wait for");
-            }
-            CmEvent ev = step(() -> clock.next(id.channel(), what));
-            if (ev.id() != id) {
-                throw new IllegalStateException(what + ": " + ev + " is not for " + id + ": its channel must carry only its events");
-            }
-            advance(ev);
+            advance(progress.next(id));
         }
-        return last;
+        return established();
     }
 
     /**
@@ -168,88 +157,79 @@ public final class CmConnector {
         if (event.id() != id) {
             throw new IllegalArgumentException(event + " is not for " + id);
         }
-        ensureActive();
-        CmPhase phase = phase();
+        progress.ensureActive();
+        CmPhase phase = progress.phase();
         CmEventType type = event.type();
         if (type == CmEventType.ADDR_CHANGE) {
             return phase;
         }
-        boolean expected = type == phase.awaited() || (phase == CmPhase.CONNECTION && type == CmEventType.CONNECT_RESPONSE);
-        if (!expected) {
-            RdmaConnectionException e = RdmaConnectionException.of(event, what);
-            failure = e;
-            throw e;
+        if (type != phase.awaited() && !(phase == CmPhase.CONNECTION && type == CmEventType.CONNECT_RESPONSE)) {
+            throw progress.unexpected(event);
         }
         last = event;
         switch (phase) {
             case ADDRESS_RESOLUTION -> {
-                step(() -> {
+                progress.run(() -> {
                     steps.addressResolved(id);
                     return null;
                 });
                 enter(CmPhase.ROUTE_RESOLUTION);
-                call(() -> id.resolveRoute(clock.remainingForCall()));
+                progress.call(() -> id.resolveRoute(progress.remainingForCall()));
             }
             case ROUTE_RESOLUTION -> {
-                ConnectionParameters p = step(() -> steps.routeResolved(id));
-                clock.rest(CmPhase.READY_TO_CONNECT);
+                ConnectionParameters p = progress.run(() -> steps.routeResolved(id));
+                progress.rest(CmPhase.READY_TO_CONNECT);
                 if (p != null) {
                     connectWith(p);
                 }
             }
-            case CONNECTION -> {
+            default -> { // CONNECTION
                 if (type == CmEventType.ESTABLISHED) {
-                    clock.rest(CmPhase.ESTABLISHED);
+                    progress.rest(CmPhase.ESTABLISHED);
                 } else {
-                    boolean now = step(() -> steps.connectResponse(id, event));
-                    clock.rest(CmPhase.READY_TO_ESTABLISH);
+                    boolean now = progress.run(() -> steps.connectResponse(id, event));
+                    progress.rest(CmPhase.READY_TO_ESTABLISH);
                     if (now) {
                         establish();
                     }
                 }
             }
-            default -> throw new IllegalStateException(what + ": no event is awaited in phase " + phase);
         }
-        return phase();
+        return progress.phase();
     }
 
     /** Connects with {@code parameters} ({@code rdma_connect}) from {@link CmPhase#READY_TO_CONNECT}. */
     public synchronized void connectWith(ConnectionParameters parameters) throws RdmaConnectionException {
-        expectPhase(CmPhase.READY_TO_CONNECT, "connect");
+        progress.expect(CmPhase.READY_TO_CONNECT, "connect");
         enter(CmPhase.CONNECTION);
-        call(() -> id.connect(parameters));
+        progress.call(() -> id.connect(parameters));
     }
 
     /** Completes the connection ({@code rdma_establish}) from {@link CmPhase#READY_TO_ESTABLISH}. */
     public synchronized void establish() throws RdmaConnectionException {
-        expectPhase(CmPhase.READY_TO_ESTABLISH, "establish");
-        call(id::establish);
-        clock.rest(CmPhase.ESTABLISHED);
+        progress.expect(CmPhase.READY_TO_ESTABLISH, "establish");
+        progress.call(id::establish);
+        progress.rest(CmPhase.ESTABLISHED);
     }
 
     /**
      * Fails the connector when its phase ran out of time; for an event loop that woke without
-     * an event. Nothing in a resting or final phase.
+     * an event. Nothing in a resting or final phase, or once failed.
      *
      * @throws RdmaTimeoutException naming the phase and the event it waited for
      */
-    public synchronized void checkTimeout() throws RdmaConnectionException {
-        if (failure == null) {
-            step(() -> {
-                clock.check(what);
-                return null;
-            });
-        }
+    public synchronized void checkTimeout() throws RdmaTimeoutException {
+        progress.check();
     }
 
     /** Nanoseconds the current phase has left (Long.MAX_VALUE in a resting or final phase). */
     public synchronized long remainingNanos() {
-        return Math.max(0, clock.remainingNanos());
+        return Math.max(0, progress.remainingNanos());
     }
 
     /** The phase the connector is in (after a failure: the one it failed in). */
     public synchronized CmPhase phase() {
-        return clock.phase();
+        return progress.phase();
     }
 
     /** The id. */
@@ -259,74 +239,27 @@ public final class CmConnector {
 
     /** The event that established the connection (ESTABLISHED, or CONNECT_RESPONSE for an own queue pair), or null. */
     public synchronized CmEvent established() {
-        return phase() == CmPhase.ESTABLISHED ? last : null;
+        return progress.phase() == CmPhase.ESTABLISHED ? last : null;
     }
 
     /** What ended the connector (the exception it threw), or null while it goes on or once established. */
     public synchronized Throwable failure() {
-        return failure;
+        return progress.failure();
     }
 
     /** The reason the peer gave when it rejected the connection, or null (not rejected, or no reason given). */
     public synchronized RejectionReason rejectionReason() {
-        return failure instanceof RdmaConnectionException e && e.event() == CmEventType.REJECTED
+        return progress.failure() instanceof RdmaConnectionException e && e.event() == CmEventType.REJECTED
                 ? RejectionReason.decode(e.privateData()).orElse(null) : null;
     }
 
-    /** What the connector does ("connect to /10.0.0.2:7471"), as its failures name it. */
+    /** What the connector does ("connect to /10.0.0.2:7471") and its phase. */
     @Override
-    public String toString() {
-        return what + " (" + phase() + ")";
+    public synchronized String toString() {
+        return progress.what() + " (" + progress.phase() + ")";
     }
 
-    private void enter(CmPhase phase) throws RdmaConnectionException {
-        step(() -> {
-            clock.start(phase, timeouts.limit(phase), what);
-            return null;
-        });
-    }
-
-    private void expectPhase(CmPhase expected, String action) {
-        ensureActive();
-        if (phase() != expected) {
-            throw new IllegalStateException(what + ": cannot " + action + " in phase " + phase() + ", only in " + expected);
-        }
-    }
-
-    private void ensureActive() {
-        if (failure != null) {
-            throw new IllegalStateException(what + ": the connector failed in phase " + phase(), failure);
-        }
-        if (phase().isFinal()) {
-            throw new IllegalStateException(what + ": the connection is " + phase() + " already");
-        }
-    }
-
-    /** Runs a librdmacm call; a {@link VerbsException} fails the connector as VERBS_ERROR, anything else as it is. */
-    private void call(Runnable call) throws RdmaConnectionException {
-        step(() -> {
-            try {
-                call.run();
-            } catch (VerbsException e) {
-                throw RdmaConnectionException.of(e, what);
-            }
-            return null;
-        });
-    }
-
-    /** Runs {@code step}; what it throws fails the connector and goes on as it is. */
-    private <T> T step(Step<T> step) throws RdmaConnectionException {
-        try {
-            return step.run();
-        } catch (RdmaConnectionException | RuntimeException | Error e) {
-            failure = e;
-            throw e;
-        }
-    }
-
-    /** A step of the connector: the caller's, a librdmacm call, or the wait for an event. */
-    @FunctionalInterface
-    interface Step<T> {
-        T run() throws RdmaConnectionException;
+    private void enter(CmPhase phase) throws RdmaTimeoutException {
+        progress.start(phase, timeouts.limit(phase));
     }
 }

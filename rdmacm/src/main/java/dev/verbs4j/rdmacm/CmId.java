@@ -63,10 +63,7 @@ public final class CmId extends NativeResource {
     private volatile byte[] lastPrivateData = new byte[0];
     private final CmOutcomes outcomes = new CmOutcomes(this);
     private final CmQueuePair qp;
-    private final CmResolution resolution;
-    private final CmConnectionCalls calls;
     private final CmMulticast multicast;
-    private final CmIdOptions options;
 
     /**
      * An id on {@code channel}: the application's ({@code own} false: the channel closes the id
@@ -79,10 +76,7 @@ public final class CmId extends NativeResource {
         this.listener = listener;
         this.channels = new CmIdChannel(this, this.id, new CmIdChannel.Binding(channel, own), this::dependOn, this::stopDependingOn);
         this.qp = new CmQueuePair(this, this.id);
-        this.resolution = new CmResolution(this, this.id);
-        this.calls = new CmConnectionCalls(this, this.id);
         this.multicast = new CmMulticast(this, this.id);
-        this.options = new CmIdOptions(this, this.id);
         channel.register(this.id.address(), this);
         if (!own) {
             try {
@@ -241,7 +235,7 @@ public final class CmId extends NativeResource {
 
     /** Binds to a local address ({@code rdma_bind_addr}); port 0 picks a free port. Binding an IP also binds its device. */
     public void bind(InetSocketAddress local) {
-        resolution.bind(local);
+        CmResolution.bind(this, id, local);
     }
 
     /**
@@ -252,17 +246,17 @@ public final class CmId extends NativeResource {
      * @param source the local address to use, or null to let the routing table choose
      */
     public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
-        resolution.address(source, destination, timeout);
+        CmResolution.address(this, id, source, destination, timeout);
     }
 
     /** Resolves the route to the destination ({@code rdma_resolve_route}); outcome ROUTE_RESOLVED or ROUTE_ERROR. */
     public void resolveRoute(Duration timeout) {
-        resolution.route(timeout);
+        CmResolution.route(this, id, timeout);
     }
 
     /** Listens for connection requests on the bound address ({@code rdma_listen}). */
     public void listen(int backlog) {
-        resolution.listen(backlog);
+        CmResolution.listen(this, id, backlog);
         listening = true;
     }
 
@@ -296,27 +290,27 @@ public final class CmId extends NativeResource {
 
     /** Connects to the resolved destination ({@code rdma_connect}); outcome ESTABLISHED, or REJECTED, UNREACHABLE, CONNECT_ERROR. */
     public void connect(ConnectionParameters parameters) {
-        calls.connect(parameters);
+        CmConnectionCalls.connect(this, id, parameters);
     }
 
     /** Accepts the connection request this id came from ({@code rdma_accept}); outcome ESTABLISHED. */
     public void accept(ConnectionParameters parameters) {
-        calls.accept(parameters);
+        CmConnectionCalls.accept(this, id, parameters);
     }
 
     /** Rejects the connection request this id came from ({@code rdma_reject}), sending {@code privateData} (may be empty). */
     public void reject(byte[] privateData) {
-        calls.reject(privateData);
+        CmConnectionCalls.reject(this, id, privateData);
     }
 
     /** Disconnects ({@code rdma_disconnect}): the queue pair goes to the error state, both sides see DISCONNECTED. */
     public void disconnect() {
-        calls.disconnect();
+        CmConnectionCalls.disconnect(this, id);
     }
 
     /** Tells the connection manager that the queue pair saw its first receive ({@code rdma_notify(IBV_EVENT_COMM_EST)}). */
     public void notifyEstablished() {
-        calls.notifyEstablished();
+        CmConnectionCalls.notifyEstablished(this, id);
     }
 
     /**
@@ -326,7 +320,7 @@ public final class CmId extends NativeResource {
      * #createQueuePair} never need it.
      */
     public void establish() {
-        calls.establish();
+        CmConnectionCalls.establish(this, id);
     }
 
     /**
@@ -357,22 +351,22 @@ public final class CmId extends NativeResource {
 
     /** Sets the IP type of service of the connection ({@code RDMA_OPTION_ID_TOS}); before resolving. */
     public void setTypeOfService(int tos) {
-        options.typeOfService(tos);
+        CmIdOptions.typeOfService(this, id, tos);
     }
 
     /** Allows binding to a port in use ({@code RDMA_OPTION_ID_REUSEADDR}); before binding. */
     public void setReuseAddress(boolean on) {
-        options.reuseAddress(on);
+        CmIdOptions.reuseAddress(this, id, on);
     }
 
     /** Restricts an IPv6 wildcard bind to IPv6 ({@code RDMA_OPTION_ID_AFONLY}); before binding. */
     public void setAfOnly(boolean on) {
-        options.afOnly(on);
+        CmIdOptions.afOnly(this, id, on);
     }
 
     /** Sets the QP's local ACK timeout exponent (4.096 µs × 2^timeout, {@code RDMA_OPTION_ID_ACK_TIMEOUT}). */
     public void setAckTimeout(int timeout) {
-        options.ackTimeout(timeout);
+        CmIdOptions.ackTimeout(this, id, timeout);
     }
 
     /**
@@ -400,12 +394,12 @@ public final class CmId extends NativeResource {
 
     /** The local address ({@code rdma_get_local_addr}), or null before bind/resolve. */
     public InetSocketAddress localAddress() {
-        return resolution.localAddress();
+        return CmResolution.localAddress(this, id);
     }
 
     /** The peer's address ({@code rdma_get_peer_addr}), or null before resolve / request. */
     public InetSocketAddress peerAddress() {
-        return resolution.peerAddress();
+        return CmResolution.peerAddress(this, id);
     }
 
     /** The local port ({@code rdma_get_src_port}, in host order), 0 when unbound. */
@@ -433,7 +427,7 @@ public final class CmId extends NativeResource {
      * @throws IllegalStateException before the id is bound to a device
      */
     public Context context() {
-        return resolution.context();
+        return CmResolution.context(this, id);
     }
 
     /** The device port the id uses (from 1), 0 before it is bound to a device. */

@@ -7,9 +7,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The options of one {@link CmId} at level {@code RDMA_OPTION_ID} ({@code rdma_set_option}): type
- * of service, address reuse, IPv6-only binding, ACK timeout. Owns no native memory: each value
- * is written to a confined arena per call.
+ * The options of a {@link CmId} at level {@code RDMA_OPTION_ID} ({@code rdma_set_option}): type
+ * of service, address reuse, IPv6-only binding, ACK timeout. Stateless; owns no native memory:
+ * each value is written to a confined arena per call.
  */
 final class CmIdOptions {
 
@@ -19,37 +19,32 @@ final class CmIdOptions {
     private static final int OPTION_ID_AFONLY = 2;
     private static final int OPTION_ID_ACK_TIMEOUT = 3;
 
-    private final CmId owner;
-    private final MemorySegment id;
-
-    CmIdOptions(CmId owner, MemorySegment id) {
-        this.owner = owner;
-        this.id = id;
+    private CmIdOptions() {
     }
 
-    void typeOfService(int tos) {
+    static void typeOfService(CmId owner, MemorySegment id, int tos) {
         if (tos < 0 || tos > 255) {
             throw new IllegalArgumentException("type of service must be 0..255, got " + tos);
         }
-        set(OPTION_ID_TOS, "TOS", new byte[]{(byte) tos});
+        set(owner, id, OPTION_ID_TOS, "TOS", new byte[]{(byte) tos});
     }
 
-    void reuseAddress(boolean on) {
-        set(OPTION_ID_REUSEADDR, "REUSEADDR", intBytes(on ? 1 : 0));
+    static void reuseAddress(CmId owner, MemorySegment id, boolean on) {
+        set(owner, id, OPTION_ID_REUSEADDR, "REUSEADDR", intBytes(on ? 1 : 0));
     }
 
-    void afOnly(boolean on) {
-        set(OPTION_ID_AFONLY, "AFONLY", intBytes(on ? 1 : 0));
+    static void afOnly(CmId owner, MemorySegment id, boolean on) {
+        set(owner, id, OPTION_ID_AFONLY, "AFONLY", intBytes(on ? 1 : 0));
     }
 
-    void ackTimeout(int timeout) {
+    static void ackTimeout(CmId owner, MemorySegment id, int timeout) {
         if (timeout < 0 || timeout > 31) {
             throw new IllegalArgumentException("ACK timeout must be 0..31, got " + timeout);
         }
-        set(OPTION_ID_ACK_TIMEOUT, "ACK_TIMEOUT", new byte[]{(byte) timeout});
+        set(owner, id, OPTION_ID_ACK_TIMEOUT, "ACK_TIMEOUT", new byte[]{(byte) timeout});
     }
 
-    private void set(int name, String what, byte[] value) {
+    private static void set(CmId owner, MemorySegment id, int name, String what, byte[] value) {
         owner.held(() -> {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment v = arena.allocateFrom(ValueLayout.JAVA_BYTE, value);

@@ -15,22 +15,17 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 
 /**
- * Where one {@link CmId} is and what it reaches: bind, address and route resolution, listen, and
- * the addresses and device they give the id (read from its {@code struct rdma_route}). Owns no
- * native memory: the socket addresses are written to a confined arena per call.
+ * Where a {@link CmId} is and what it reaches: bind, address and route resolution, listen, and
+ * the addresses and device they give the id (read from its {@code struct rdma_route}).
+ * Stateless; owns no native memory: the socket addresses are written to a confined arena per call.
  */
 final class CmResolution {
 
-    private final CmId owner;
-    private final MemorySegment id;
-
-    CmResolution(CmId owner, MemorySegment id) {
-        this.owner = owner;
-        this.id = id;
+    private CmResolution() {
     }
 
     /** {@link CmId#bind}. */
-    void bind(InetSocketAddress local) {
+    static void bind(CmId owner, MemorySegment id, InetSocketAddress local) {
         owner.held(() -> {
             try (Arena arena = Arena.ofConfined()) {
                 Cma.call(Cma.BIND_ADDR, "rdma_bind_addr", owner.describe() + " to " + local, id, SocketAddresses.write(arena, local));
@@ -39,7 +34,8 @@ final class CmResolution {
     }
 
     /** {@link CmId#resolveAddress}. */
-    void address(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
+    static void address(CmId owner, MemorySegment id, InetSocketAddress source, InetSocketAddress destination,
+                        Duration timeout) {
         int ms = timeoutMillis(timeout);
         String what = owner.describe() + " to " + destination;
         owner.outcomes().operate("rdma_resolve_addr", what, () -> {
@@ -51,7 +47,7 @@ final class CmResolution {
     }
 
     /** {@link CmId#resolveRoute}. */
-    void route(Duration timeout) {
+    static void route(CmId owner, MemorySegment id, Duration timeout) {
         int ms = timeoutMillis(timeout);
         String what = owner.describe();
         owner.outcomes().operate("rdma_resolve_route", what, () -> Cma.call(Cma.RESOLVE_ROUTE, "rdma_resolve_route", what, id, ms),
@@ -59,7 +55,7 @@ final class CmResolution {
     }
 
     /** {@link CmId#listen}. */
-    void listen(int backlog) {
+    static void listen(CmId owner, MemorySegment id, int backlog) {
         if (backlog < 0) {
             throw new IllegalArgumentException("backlog must not be negative, got " + backlog);
         }
@@ -67,17 +63,17 @@ final class CmResolution {
     }
 
     /** {@link CmId#localAddress}. */
-    InetSocketAddress localAddress() {
+    static InetSocketAddress localAddress(CmId owner, MemorySegment id) {
         return owner.heldIdFor(() -> SocketAddresses.read(rdma_addr.src_addr(rdma_route.addr(rdma_cm_id.route(id)))));
     }
 
     /** {@link CmId#peerAddress}. */
-    InetSocketAddress peerAddress() {
+    static InetSocketAddress peerAddress(CmId owner, MemorySegment id) {
         return owner.heldIdFor(() -> SocketAddresses.read(rdma_addr.dst_addr(rdma_route.addr(rdma_cm_id.route(id)))));
     }
 
     /** {@link CmId#context}. */
-    Context context() {
+    static Context context(CmId owner, MemorySegment id) {
         return owner.heldIdFor(() -> {
             MemorySegment verbs = rdma_cm_id.verbs(id);
             if (verbs.equals(MemorySegment.NULL)) {

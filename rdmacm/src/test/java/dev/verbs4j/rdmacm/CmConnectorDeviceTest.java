@@ -25,6 +25,14 @@ class CmConnectorDeviceTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
     private static final CmTimeouts TIMEOUTS = CmTimeouts.of(WAIT, WAIT, WAIT);
 
+    /** A listener on {@code channel}, bound to {@code address}: ready before any client connects. */
+    private static CmId listening(EventChannel channel, InetSocketAddress address) {
+        CmId listener = channel.createId(PortSpace.TCP);
+        listener.bind(address);
+        listener.listen(4);
+        return listener;
+    }
+
     private static byte[] ascii(String s) {
         return s.getBytes(StandardCharsets.US_ASCII);
     }
@@ -34,9 +42,7 @@ class CmConnectorDeviceTest {
         InetSocketAddress serverAddress = address(TestBed.hostB(), 20_201);
         try (EventChannel sch = EventChannel.create(); EventChannel own = EventChannel.create();
              EventChannel cch = EventChannel.create()) {
-            CmId listener = sch.createId(PortSpace.TCP);
-            listener.bind(serverAddress);
-            listener.listen(4);
+            CmId listener = listening(sch, serverAddress);
             RcEnd[] serverEnd = new RcEnd[1];
             CompletableFuture<CmAcceptor> served = CompletableFuture.supplyAsync(() -> {
                 try {
@@ -78,9 +84,7 @@ class CmConnectorDeviceTest {
     void stepwiseConnectAndAccept() throws Exception {
         InetSocketAddress serverAddress = address(TestBed.hostB(), 20_202);
         try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
-            CmId listener = sch.createId(PortSpace.TCP);
-            listener.bind(serverAddress);
-            listener.listen(4);
+            CmId listener = listening(sch, serverAddress);
             CmId client = cch.createId(PortSpace.TCP);
             // the steps rest once the route is resolved: the caller connects
             CmConnector c = CmConnector.start(client, null, serverAddress, TIMEOUTS, id -> null);
@@ -112,9 +116,7 @@ class CmConnectorDeviceTest {
     void aRejectionsReasonReachesTheConnector() throws Exception {
         InetSocketAddress serverAddress = address(TestBed.hostB(), 20_203);
         try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
-            CmId listener = sch.createId(PortSpace.TCP);
-            listener.bind(serverAddress);
-            listener.listen(4);
+            CmId listener = listening(sch, serverAddress);
             CmId client = cch.createId(PortSpace.TCP);
             RcEnd[] clientEnd = new RcEnd[1];
             CmConnector c = CmConnector.start(client, null, serverAddress, TIMEOUTS, id -> {
@@ -148,9 +150,7 @@ class CmConnectorDeviceTest {
     void aPhaseTimeoutNamesItsPhase() throws Exception {
         InetSocketAddress serverAddress = address(TestBed.hostB(), 20_204);
         try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
-            CmId listener = sch.createId(PortSpace.TCP);
-            listener.bind(serverAddress);
-            listener.listen(4);
+            CmId listener = listening(sch, serverAddress);
             assertThatThrownBy(() -> CmAcceptor.awaitRequest(listener, Duration.ofMillis(300), TIMEOUTS))
                     .isInstanceOf(RdmaTimeoutException.class)
                     .hasMessage("listen on " + serverAddress + ": connection request (no RDMA_CM_EVENT_CONNECT_REQUEST within 300 ms)");
