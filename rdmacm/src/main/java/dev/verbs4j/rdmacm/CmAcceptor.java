@@ -5,6 +5,7 @@ import dev.verbs4j.verbs.QpType;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 
 /**
@@ -61,7 +62,8 @@ public final class CmAcceptor {
         if (listener.channel() == null) {
             throw new IllegalArgumentException(listener + " is synchronous: take its requests with getRequest()");
         }
-        CmProgress wait = new CmProgress("listen on " + listener.localAddress(), "listener", timeout);
+        // one phase: its limit is the whole
+        CmProgress wait = new CmProgress("listen on " + listener.localAddress(), "listener", ChronoUnit.FOREVER.getDuration());
         wait.start(CmPhase.REQUEST, timeout);
         while (true) {
             CmEvent ev = wait.next(listener); // a request's event is the listener's

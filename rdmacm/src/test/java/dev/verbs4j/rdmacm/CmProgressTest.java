@@ -25,6 +25,11 @@ class CmProgressTest {
         accept.start(CmPhase.ACCEPTANCE, Duration.ofMillis(500));
         assertThat(accept.timedOut().getMessage())
                 .isEqualTo("accept from /198.18.0.1:5000: acceptance (no RDMA_CM_EVENT_ESTABLISHED within 500 ms)");
+        // a whole that started a moment before its one phase: the limit is still the one given
+        CmProgress listen = new CmProgress("listen on /198.18.0.2:20204", "listener", Duration.ofMillis(300));
+        listen.start(CmPhase.REQUEST, Duration.ofMillis(300));
+        assertThat(listen.timedOut().getMessage())
+                .isEqualTo("listen on /198.18.0.2:20204: connection request (no RDMA_CM_EVENT_CONNECT_REQUEST within 300 ms)");
     }
 
     @Test
