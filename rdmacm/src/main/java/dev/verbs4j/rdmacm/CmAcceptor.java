@@ -133,11 +133,7 @@ public final class CmAcceptor {
      * @throws IllegalStateException    when the acceptor failed or is done
      */
     public synchronized CmPhase advance(CmEvent event) throws RdmaConnectionException {
-        if (event.id() != id) {
-            throw new IllegalArgumentException(event + " is not for " + id);
-        }
-        progress.ensureActive();
-        if (event.type() == CmEventType.ADDR_CHANGE) {
+        if (!progress.takes(id, event)) {
             return progress.phase();
         }
         if (progress.phase() != CmPhase.ACCEPTANCE || event.type() != CmEventType.ESTABLISHED) {

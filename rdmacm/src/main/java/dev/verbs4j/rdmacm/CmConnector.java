@@ -154,15 +154,11 @@ public final class CmConnector {
      * @throws IllegalStateException    when the connector failed or is established
      */
     public synchronized CmPhase advance(CmEvent event) throws RdmaConnectionException {
-        if (event.id() != id) {
-            throw new IllegalArgumentException(event + " is not for " + id);
-        }
-        progress.ensureActive();
         CmPhase phase = progress.phase();
-        CmEventType type = event.type();
-        if (type == CmEventType.ADDR_CHANGE) {
+        if (!progress.takes(id, event)) {
             return phase;
         }
+        CmEventType type = event.type();
         if (type != phase.awaited() && !(phase == CmPhase.CONNECTION && type == CmEventType.CONNECT_RESPONSE)) {
             throw progress.unexpected(event);
         }

@@ -135,6 +135,21 @@ final class CmProgress {
         return ev;
     }
 
+    /**
+     * Whether {@code event} moves {@code id}'s progress on: false for ADDR_CHANGE, which is
+     * passed over.
+     *
+     * @throws IllegalArgumentException when {@code event} is not for {@code id}
+     * @throws IllegalStateException    when a failure ended the progress or its phase is final
+     */
+    boolean takes(CmId id, CmEvent event) {
+        if (event.id() != id) {
+            throw new IllegalArgumentException(event + " is not for " + id);
+        }
+        ensureActive();
+        return event.type() != CmEventType.ADDR_CHANGE;
+    }
+
     /** Fails with the exception of {@code event}, which is not what the phase awaits. */
     RdmaConnectionException unexpected(CmEvent event) {
         return fail(RdmaConnectionException.of(event, what));
