@@ -77,7 +77,8 @@ public final class RdmaServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(RdmaServer.class.getName());
     private static final Object CLOSED = new Object();
 
-    private record Pending(RdmaConnection connection, long deadline, byte[] requestData) {
+    /** An accepted request on its way to ESTABLISHED: its acceptor holds the deadline. */
+    private record Pending(RdmaConnection connection, CmAcceptor acceptor) {
     }
 
     private final EventChannel channel;
@@ -85,7 +86,8 @@ public final class RdmaServer implements AutoCloseable {
     private final ConnectionOptions options;
     private final RequestHandler handler;
     private final int backlog;
-    private final Duration connectTimeout;
+    /** The acceptance of each request may take the connect timeout. */
+    private final CmTimeouts acceptTimeouts;
     private final InetSocketAddress localAddress;
     private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
     private final Map<CmId, Pending> pending = new HashMap<>();
@@ -101,7 +103,7 @@ public final class RdmaServer implements AutoCloseable {
         this.options = options == null ? ConnectionOptions.DEFAULT : options;
         this.handler = handler == null ? (peer, data) -> Verdict.accept() : handler;
         this.backlog = backlog;
-        this.connectTimeout = connectTimeout;
+        this.acceptTimeouts = CmTimeouts.within(connectTimeout);
         String what = "listen on " + local;
         try {
             this.channel = EventChannel.create();
@@ -273,34 +275,40 @@ public final class RdmaServer implements AutoCloseable {
         if (p == null) {
             return;
         }
-        if (ev.type() == CmEventType.ESTABLISHED) {
-            EventChannel own = null;
-            try {
-                own = EventChannel.create();
-                id.migrate(own);
-                p.connection().established(ev, own, p.requestData());
-                ready.offer(p.connection());
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "dropping an established connection: {0}", e.toString());
-                p.connection().release();
-                if (own != null && id.channel() != own) {
-                    own.close();
-                }
-            }
-        } else {
+        try {
+            p.acceptor().advance(ev);
+        } catch (RdmaConnectionException | RuntimeException e) {
             LOG.log(System.Logger.Level.DEBUG, "connection from {0} not established: {1}", id.peerAddress(), ev);
             p.connection().release();
+            return;
+        }
+        if (p.acceptor().phase() != CmPhase.ESTABLISHED) {
+            pending.put(id, p); // ADDR_CHANGE: still on its way
+            return;
+        }
+        EventChannel own = null;
+        try {
+            own = EventChannel.create();
+            id.migrate(own);
+            p.connection().established(ev, own, p.acceptor().requestData());
+            ready.offer(p.connection());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "dropping an established connection: {0}", e.toString());
+            p.connection().release();
+            if (own != null && id.channel() != own) {
+                own.close();
+            }
         }
     }
 
     private void onRequest(CmEvent ev) {
-        CmId id = ev.id();
-        InetSocketAddress peer = id.peerAddress();
+        CmAcceptor acceptor = CmAcceptor.of(ev, acceptTimeouts);
+        CmId id = acceptor.id();
+        InetSocketAddress peer = acceptor.peer();
         RdmaConnection connection = null;
         try {
             if (ready.size() + pending.size() >= backlog) {
-                id.reject(RdmaConnectionException.rejection("the backlog of " + backlog + " connections is full"));
-                id.close();
+                acceptor.reject(new RejectionReason("the backlog of " + backlog + " connections is full"));
                 return;
             }
             Verdict verdict;
@@ -311,8 +319,7 @@ public final class RdmaServer implements AutoCloseable {
                 verdict = Verdict.reject(new byte[0]);
             }
             if (verdict == null || !verdict.accepted()) {
-                id.reject(verdict == null ? new byte[0] : verdict.privateData());
-                id.close();
+                acceptor.reject(verdict == null ? new byte[0] : verdict.privateData());
                 return;
             }
             connection = new RdmaConnection(id, null, options, group);
@@ -320,14 +327,14 @@ public final class RdmaServer implements AutoCloseable {
             if (options.ackTimeout() != 0) {
                 id.setAckTimeout(options.ackTimeout());
             }
-            id.accept(RdmaConnection.parameters(data));
-            pending.put(id, new Pending(connection, System.nanoTime() + connectTimeout.toNanos(), ev.privateData()));
-        } catch (RuntimeException e) {
+            acceptor.accept(RdmaConnection.parameters(data));
+            pending.put(id, new Pending(connection, acceptor));
+        } catch (RdmaConnectionException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "connection request from {0} failed: {1}", peer, e.toString());
             if (!id.isClosed()) {
                 try {
                     // the client learns at once why, instead of waiting for its connect timeout
-                    id.reject(RdmaConnectionException.rejection(setUpFailure(e)));
+                    id.reject(new RejectionReason(setUpFailure(e)).encode());
                 } catch (RuntimeException ignored) {
                     // the request may be gone already
                 }
@@ -341,7 +348,10 @@ public final class RdmaServer implements AutoCloseable {
     }
 
     /** What a rejected client is told (the reject's private data holds ~130 bytes of it): the failed verb and errno first. */
-    static String setUpFailure(RuntimeException e) {
+    static String setUpFailure(Exception e) {
+        if (e instanceof RdmaConnectionException r && r.getCause() instanceof VerbsException v) {
+            e = v; // rdma_accept's failure, through the acceptor
+        }
         String what = e instanceof VerbsException v ? v.verb() + " " + v.errnoName()
                 + (e.getMessage().lastIndexOf(": ") > 0 ? " (" + e.getMessage().substring(e.getMessage().lastIndexOf(": ") + 2) + ")" : "")
                 : String.valueOf(e.getMessage() != null ? e.getMessage() : e);
@@ -352,15 +362,16 @@ public final class RdmaServer implements AutoCloseable {
         if (pending.isEmpty()) {
             return;
         }
-        long now = System.nanoTime();
         pending.entrySet().removeIf(e -> {
-            if (now - e.getValue().deadline() > 0) {
-                LOG.log(System.Logger.Level.DEBUG, "connection from {0} timed out after {1} in phase established",
-                        e.getKey().peerAddress(), connectTimeout);
+            try {
+                e.getValue().acceptor().checkTimeout();
+                return false;
+            } catch (RdmaConnectionException timedOut) {
+                LOG.log(System.Logger.Level.DEBUG, "connection from {0} not established: {1}", e.getKey().peerAddress(),
+                        timedOut.getMessage());
                 e.getValue().connection().release();
                 return true;
             }
-            return false;
         });
     }
 

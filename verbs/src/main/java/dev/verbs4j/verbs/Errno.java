@@ -33,8 +33,12 @@ public final class Errno {
     public static final int ENODATA = 61;
     /** Operation not supported. */
     public static final int EOPNOTSUPP = 95;
+    /** Connection reset by peer. */
+    public static final int ECONNRESET = 104;
     /** Connection timed out. */
     public static final int ETIMEDOUT = 110;
+    /** Connection refused. */
+    public static final int ECONNREFUSED = 111;
 
     private static final String[] NAMES = {
         "", "EPERM", "ENOENT", "ESRCH", "EINTR", "EIO", "ENXIO", "E2BIG", "ENOEXEC", "EBADF",

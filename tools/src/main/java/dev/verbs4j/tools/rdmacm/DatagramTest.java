@@ -23,7 +23,7 @@ abstract class DatagramTest {
     /** The Global Routing Header in front of every datagram received. */
     static final int GRH = 40;
     static final Duration ROUTE_TIMEOUT = Duration.ofMillis(2000);
-    private static final Duration EVENT_WAIT = Duration.ofSeconds(60);
+    static final Duration EVENT_WAIT = Duration.ofSeconds(60);
     private static final long POLL_NANOS = 60_000_000_000L;
 
     final PrintStream out;

@@ -1,11 +1,17 @@
 package dev.verbs4j.tools.rdmacm;
 
+import dev.verbs4j.rdmacm.CmConnector;
+import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmId;
+import dev.verbs4j.rdmacm.CmTimeouts;
+import dev.verbs4j.rdmacm.ConnectionParameters;
+import dev.verbs4j.rdmacm.RdmaConnectionException;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 
 /**
  * rping's client side ({@code -c}): resolves and connects to the server, then pings {@code -C}
@@ -16,6 +22,21 @@ final class RPingClient {
 
     private static final int FIRST = 'A';
     private static final int LAST = 'z';
+    /** Resolution as the C program's; the connection is waited for without a limit, as there. */
+    private static final CmTimeouts TIMEOUTS = CmTimeouts.of(RPing.RESOLVE_TIMEOUT, RPing.RESOLVE_TIMEOUT, Duration.ofDays(1));
+
+    /** rping's thread, not the event thread, connects and (with -q) readies its queue pair and establishes. */
+    private static final CmConnector.Steps STEPS = new CmConnector.Steps() {
+        @Override
+        public ConnectionParameters routeResolved(CmId id) {
+            return null;
+        }
+
+        @Override
+        public boolean connectResponse(CmId id, CmEvent response) {
+            return false;
+        }
+    };
 
     private final RPing rping;
     private final RPingOptions options;
@@ -37,10 +58,11 @@ final class RPingClient {
 
     private void resolve(RPingConnection c) {
         try {
-            c.cmId.resolveAddress(options.source == null ? null : new InetSocketAddress(options.source, 0),
-                    new InetSocketAddress(options.address, options.port), RPing.RESOLVE_TIMEOUT);
-        } catch (RuntimeException e) {
-            throw new RPingException("rdma_resolve_addr: " + e.getMessage() + "\n", -1);
+            // known to the event thread before its first event can arrive
+            c.connector = CmConnector.of(c.cmId, new InetSocketAddress(options.address, options.port), TIMEOUTS, STEPS);
+            c.connector.resolve(options.source == null ? null : new InetSocketAddress(options.source, 0));
+        } catch (RdmaConnectionException | RuntimeException e) {
+            throw new RPingException("rdma_resolve_addr: " + RPingEvents.message(e) + "\n", -1);
         }
         if (!c.await() || c.state != PingState.ROUTE_RESOLVED) {
             throw rping.unlessFailed(String.format("waiting for addr/route resolution state %d\n", c.state.code()), -1);
@@ -50,9 +72,9 @@ final class RPingClient {
 
     private void connect(RPingConnection c) {
         try {
-            c.cmId.connect(c.parameters());
-        } catch (RuntimeException e) {
-            throw connectError("rdma_connect: " + e.getMessage() + "\n");
+            c.connector.connectWith(c.parameters());
+        } catch (RdmaConnectionException | RuntimeException e) {
+            throw connectError("rdma_connect: " + RPingEvents.message(e) + "\n");
         }
         if (!c.await() || c.state != PingState.CONNECTED) {
             throw connectError(rping.failed() ? "" : String.format("wait for CONNECTED state %d\n", c.state.code()));
@@ -64,9 +86,9 @@ final class RPingClient {
                 throw connectError("rping_modify_qp: " + e.getMessage() + "\n");
             }
             try {
-                c.cmId.establish();
-            } catch (RuntimeException e) {
-                throw connectError("rdma_establish: " + e.getMessage() + "\n");
+                c.connector.establish();
+            } catch (RdmaConnectionException | RuntimeException e) {
+                throw connectError("rdma_establish: " + RPingEvents.message(e) + "\n");
             }
         }
         rping.debug("rdma_connect successful\n");

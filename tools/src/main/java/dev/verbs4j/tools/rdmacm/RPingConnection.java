@@ -1,5 +1,6 @@
 package dev.verbs4j.tools.rdmacm;
 
+import dev.verbs4j.rdmacm.CmConnector;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.verbs.CompletionChannel;
@@ -32,6 +33,8 @@ final class RPingConnection {
     final CmId cmId;
     /** The server's id of the accepted connection. */
     volatile CmId childId;
+    /** The client's connector: the event thread advances it, the client's thread connects and establishes; null on a server. */
+    volatile CmConnector connector;
     volatile PingState state = PingState.IDLE;
     /** The last buffer the peer advertised. */
     volatile RdmaInfo remote;

@@ -1,8 +1,10 @@
 package dev.verbs4j.tools.rdmacm;
 
+import dev.verbs4j.rdmacm.CmConnector;
 import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.rdmacm.EventChannel;
+import dev.verbs4j.rdmacm.RdmaConnectionException;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -89,6 +91,28 @@ final class RPingEvents {
         }
     }
 
+    /** Hands {@code event} to the client's connector while it waits for one (a server has none). */
+    private static void advance(RPingConnection c, CmEvent event) throws RdmaConnectionException {
+        CmConnector connector = c.connector;
+        if (connector != null && event.id() == connector.id() && connector.phase().awaited() != null) {
+            connector.advance(event);
+        }
+    }
+
+    /** {@link #advance} with an event whose step calls nothing: the phase awaits it, so it cannot fail. */
+    private static void advanceResolved(RPingConnection c, CmEvent event) {
+        try {
+            advance(c, event);
+        } catch (RdmaConnectionException e) {
+            throw new IllegalStateException(event + " is what the connector awaits", e);
+        }
+    }
+
+    /** What rping prints of a failed call: the librdmacm call's own message, not the connector's. */
+    static String message(Exception e) {
+        return e instanceof RdmaConnectionException && e.getCause() != null ? e.getCause().getMessage() : e.getMessage();
+    }
+
     private void handle(RPingConnection c, CmEvent event) {
         CmId id = event.id();
         rping.debug("cma_event type %s cma_id %s (%s)\n", event.type(), id, id == first.cmId ? "parent" : "child");
@@ -96,14 +120,17 @@ final class RPingEvents {
             case ADDR_RESOLVED -> {
                 c.state = PingState.ADDR_RESOLVED;
                 try {
-                    id.resolveRoute(RPing.RESOLVE_TIMEOUT);
-                } catch (RuntimeException e) {
+                    advance(c, event); // resolves the route
+                } catch (RdmaConnectionException | RuntimeException e) {
                     c.state = PingState.ERROR;
-                    rping.err.print("rdma_resolve_route: " + e.getMessage() + "\n");
+                    rping.err.print("rdma_resolve_route: " + message(e) + "\n");
                     c.wake();
                 }
             }
-            case ROUTE_RESOLVED -> c.enter(PingState.ROUTE_RESOLVED);
+            case ROUTE_RESOLVED -> {
+                advanceResolved(c, event);
+                c.enter(PingState.ROUTE_RESOLVED);
+            }
             case CONNECT_REQUEST -> {
                 c.state = PingState.CONNECT_REQUEST;
                 c.childId = id;
@@ -112,10 +139,12 @@ final class RPingEvents {
             }
             case CONNECT_RESPONSE -> {
                 rping.debug("CONNECT_RESPONSE\n");
+                advanceResolved(c, event);
                 c.enter(PingState.CONNECTED);
             }
             case ESTABLISHED -> {
                 rping.debug("ESTABLISHED\n");
+                advanceResolved(c, event);
                 // the server wakes when the first receive completes
                 if (!c.server) {
                     c.state = PingState.CONNECTED;

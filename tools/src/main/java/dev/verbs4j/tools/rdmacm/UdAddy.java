@@ -1,10 +1,14 @@
 package dev.verbs4j.tools.rdmacm;
 
+import dev.verbs4j.rdmacm.CmConnector;
 import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmId;
+import dev.verbs4j.rdmacm.CmPhase;
+import dev.verbs4j.rdmacm.CmTimeouts;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.EventChannel;
 import dev.verbs4j.rdmacm.PortSpace;
+import dev.verbs4j.rdmacm.RdmaConnectionException;
 import dev.verbs4j.tools.Getopt;
 import dev.verbs4j.verbs.Errno;
 import dev.verbs4j.verbs.SendFlags;
@@ -15,6 +19,8 @@ import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.util.IdentityHashMap;
+import java.util.Map;
 
 /**
  * {@code udaddy}: unreliable datagrams over the RDMA connection manager, as librdmacm's example.
@@ -31,6 +37,40 @@ public final class UdAddy extends DatagramTest {
     private String dstAddr;
     private String srcAddr;
     private int connIndex;
+    /** The client's nodes, each with the connector of its id and the steps it runs. */
+    private final Map<DatagramNode, Client> clients = new IdentityHashMap<>();
+
+    /** A client node's connect: the connector, and its steps with what they found. */
+    private record Client(CmConnector connector, ClientSteps steps) {
+    }
+
+    /** What udaddy does between the phases of a node's connect: the TOS once the address is resolved, the node once the route is. */
+    private final class ClientSteps implements CmConnector.Steps {
+        private final DatagramNode node;
+        /** What preparing the node returned (0: ready, and connected with the QP number 0 as udaddy does). */
+        int prepared;
+
+        ClientSteps(DatagramNode node) {
+            this.node = node;
+        }
+
+        @Override
+        public void addressResolved(CmId id) {
+            if (tos != null) {
+                try {
+                    id.setTypeOfService(tos);
+                } catch (VerbsException e) {
+                    perror("udaddy: set TOS option failed", e);
+                }
+            }
+        }
+
+        @Override
+        public ConnectionParameters routeResolved(CmId id) {
+            prepared = node.prepare(true, true);
+            return prepared == 0 ? datagramParameters(0) : null;
+        }
+    }
 
     private UdAddy(PrintStream out, PrintStream err) {
         super("udaddy", out, err);
@@ -142,10 +182,13 @@ public final class UdAddy extends DatagramTest {
         }
         out.print("udaddy: connecting\n");
         for (DatagramNode n : nodes) {
+            ClientSteps steps = new ClientSteps(n);
+            Client client = new Client(CmConnector.of(n.id, dst, CmTimeouts.of(ROUTE_TIMEOUT, ROUTE_TIMEOUT, EVENT_WAIT), steps), steps);
+            clients.put(n, client);
             try {
-                n.id.resolveAddress(src, dst, ROUTE_TIMEOUT);
-            } catch (VerbsException e) {
-                perror("udaddy: failure getting addr", e);
+                client.connector().resolve(src);
+            } catch (RdmaConnectionException e) {
+                perror("udaddy: failure getting addr", cause(e));
                 connectsLeft--;
                 return -e.errno();
             }
@@ -186,47 +229,60 @@ public final class UdAddy extends DatagramTest {
     @Override
     int handle(CmEvent event) {
         return switch (event.type()) {
-            case ADDR_RESOLVED -> addrHandler(nodeOf(event.id()));
-            case ROUTE_RESOLVED -> routeHandler(nodeOf(event.id()));
+            case ADDR_RESOLVED -> addrHandler(nodeOf(event.id()), event);
+            case ROUTE_RESOLVED -> routeHandler(nodeOf(event.id()), event);
             case CONNECT_REQUEST -> connectHandler(event.id());
-            case ESTABLISHED -> nodeOf(event.id()).setPeer(event.datagram());
+            case ESTABLISHED -> established(nodeOf(event.id()), event);
             case ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR, UNREACHABLE, REJECTED -> eventError(event);
             default -> 0;
         };
     }
 
-    private int addrHandler(DatagramNode node) {
-        if (tos != null) {
-            try {
-                node.id.setTypeOfService(tos);
-            } catch (VerbsException e) {
-                perror("udaddy: set TOS option failed", e);
-            }
-        }
+    /** The connector resolves the route (after the TOS, see {@link ClientSteps}). */
+    private int addrHandler(DatagramNode node, CmEvent event) {
         try {
-            node.id.resolveRoute(ROUTE_TIMEOUT);
+            clients.get(node).connector().advance(event);
             return 0;
-        } catch (VerbsException e) {
-            perror("udaddy: resolve route failed", e);
+        } catch (RdmaConnectionException e) {
+            perror("udaddy: resolve route failed", cause(e));
             connectsLeft--;
             return -e.errno();
         }
     }
 
-    private int routeHandler(DatagramNode node) {
-        int ret = node.prepare(true, true);
-        if (ret == 0) {
-            try {
-                node.id.connect(datagramParameters(0));
-            } catch (VerbsException e) {
-                perror("udaddy: failure connecting", e);
-                ret = -e.errno();
-            }
+    /** The node is prepared and, when it could be, the connector connects. */
+    private int routeHandler(DatagramNode node, CmEvent event) {
+        Client client = clients.get(node);
+        int ret;
+        try {
+            client.connector().advance(event);
+            ret = client.steps().prepared;
+        } catch (RdmaConnectionException e) {
+            perror("udaddy: failure connecting", cause(e));
+            ret = -e.errno();
         }
         if (ret != 0) {
             connectsLeft--;
         }
         return ret;
+    }
+
+    /** The peer's QP number, Q_Key and address (a client's connector is established with them). */
+    private int established(DatagramNode node, CmEvent event) {
+        Client client = clients.get(node);
+        if (client != null && client.connector().phase() == CmPhase.CONNECTION) {
+            try {
+                client.connector().advance(event);
+            } catch (RdmaConnectionException e) {
+                throw new IllegalStateException("ESTABLISHED is what the connection phase awaits", e);
+            }
+        }
+        return node.setPeer(event.datagram());
+    }
+
+    /** The failed librdmacm call behind a connector's failure, as perror() reports it. */
+    private static VerbsException cause(RdmaConnectionException e) {
+        return e.getCause() instanceof VerbsException v ? v : new VerbsException("connect", Math.max(e.errno(), Errno.EIO), e.getMessage());
     }
 
     private int connectHandler(CmId id) {
