@@ -135,7 +135,7 @@ class CmConnectorDeviceTest {
             CmEvent rejected = expect(cch, CmEventType.REJECTED);
             assertThatThrownBy(() -> c.advance(rejected))
                     .isInstanceOfSatisfying(RdmaConnectionException.class, e -> {
-                        assertThat(e.kind()).isEqualTo(RdmaConnectionException.Kind.EVENT);
+                        assertThat(e.kind()).isEqualTo(Failure.Kind.EVENT);
                         assertThat(e.rejectionReason()).isEqualTo("no room for you");
                         assertThat(e.getMessage()).contains("connect to " + serverAddress, "no room for you");
                     });

@@ -8,7 +8,7 @@ import dev.verbs4j.verbs.QpState;
 import dev.verbs4j.verbs.QueuePairAttributes;
 
 /**
- * A VipConnectRequest or VipConnectAccept in progress: the VI's side of the {@link CmConnector}'s
+ * A VipConnectRequest or VipConnectAccept in progress: the VI's side of the {@link ViConnector}'s
  * dance, Idle → Pending Connect → Connected, or back to Idle. The thread that runs it changes the
  * VI (its queue pair, its state) only under the NIC lock and only while the attempt is the VI's
  * own and not cancelled; so a race with VipDisconnect or VipCloseNic never touches a destroyed
@@ -54,7 +54,7 @@ final class ConnectAttempt implements ConnectSteps {
         } finally {
             at.nic.lock.unlock();
         }
-        return CmConnector.request(at, local, remote, timeoutMillis);
+        return ViConnector.request(at, local, remote, timeoutMillis);
     }
 
     /** VipConnectAccept: the request's attributes must match the VI's; then the connector runs. */
@@ -85,7 +85,7 @@ final class ConnectAttempt implements ConnectSteps {
         } finally {
             at.nic.lock.unlock();
         }
-        return CmConnector.accept(at, conn);
+        return ViConnector.accept(at, conn);
     }
 
     /**

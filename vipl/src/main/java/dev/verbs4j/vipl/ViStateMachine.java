@@ -60,7 +60,7 @@ final class ViStateMachine {
                 // the queue pair may be in error already
             }
             if (id != null) {
-                CmConnector.disconnect(id);
+                ViConnector.disconnect(id);
             }
         }
     }
@@ -200,7 +200,7 @@ final class ViStateMachine {
         }
         Closeables.closeLogged(LOG, cancelled);
         if (cmId != null) {
-            CmConnector.disconnect(cmId);
+            ViConnector.disconnect(cmId);
         }
         long deadline = System.nanoTime() + 2_000_000_000L;
         while (System.nanoTime() < deadline) {

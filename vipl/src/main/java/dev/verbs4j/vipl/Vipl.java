@@ -161,7 +161,7 @@ public final class Vipl {
         if (bad(nic) || badAddress(localAddr) || badTimeout(timeoutMillis)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", String.valueOf(localAddr));
         }
-        return CmConnector.await(nic, localAddr, timeoutMillis);
+        return ViConnector.await(nic, localAddr, timeoutMillis);
     }
 
     /**
@@ -180,7 +180,7 @@ public final class Vipl {
 
     /** VipConnectReject (§9.4.3): the requester's VipConnectRequest returns REJECT; the handle is consumed. */
     public static VipReturn connectReject(VipConnHandle conn) {
-        return conn == null ? VipReturn.INVALID_PARAMETER : CmConnector.reject(conn);
+        return conn == null ? VipReturn.INVALID_PARAMETER : ViConnector.reject(conn);
     }
 
     /**

@@ -17,7 +17,7 @@ import java.time.Duration;
  * VipConnectReject, and the watch of an established connection. It changes a VI only through
  * {@link ConnectSteps}; the channels and ids it creates pass to the VI once connected.
  */
-final class CmConnector {
+final class ViConnector {
 
     private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
 
@@ -25,7 +25,7 @@ final class CmConnector {
     static final int RNR_RETRY = 0;
     private static final Duration ACCEPT_WAIT = Duration.ofSeconds(10);
 
-    private CmConnector() {
+    private ViConnector() {
     }
 
     /** VipConnectRequest's connection dance for an attempt that has begun (the VI Pending Connect). */
