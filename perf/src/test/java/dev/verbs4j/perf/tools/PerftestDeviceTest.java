@@ -398,30 +398,6 @@ class PerftestDeviceTest {
     /** As {@link #run}; without {@code gidIndex} neither side is given -x (perftest then picks the GID itself). */
     static Pair run(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
                      List<String> clientOpts, boolean gidIndex) throws Exception {
-        try {
-            return runOnce(tool, javaServer, javaClient, where, serverOpts, clientOpts, gidIndex);
-        } catch (CSideHung e) {
-            // A C side that did not exit although its Java peer had ended with 0: seen in about one full
-            // run in four with three VMs on the host (a C ib_send_bw -R server after its last line; a
-            // C ib_send_lat -c UD -R client after its last size), cause not known; the message says
-            // where the C side waited. One more pair tells such a race from a failure: a hang that
-            // repeats fails the test.
-            System.err.println("[perftest] " + e.getMessage() + "\n[perftest] the C side hung after its Java peer ended 0, once more");
-            return runOnce(tool, javaServer, javaClient, where, serverOpts, clientOpts, gidIndex);
-        }
-    }
-
-    /** A C side that did not finish while its Java peer had ended with status 0. */
-    private static final class CSideHung extends AssertionError {
-        private static final long serialVersionUID = 1L;
-
-        CSideHung(String message, Throwable cause) {
-            super(message, cause);
-        }
-    }
-
-    private static Pair runOnce(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
-                     List<String> clientOpts, boolean gidIndex) throws Exception {
         int port = PORTS.getAndIncrement();
         TestBed.Host server = where.server();
         TestBed.Host client = where.client();
@@ -448,19 +424,14 @@ class PerftestDeviceTest {
                     cr = c.await();
                 } catch (AssertionError e) {
                     // the client hung: what the server was doing meanwhile
-                    boolean serverEnded = !s.isAlive();
                     s.stop();
                     String serverSide;
-                    boolean serverEndedWell = false;
                     try {
-                        Run sr = s.await();
-                        serverSide = sr.toString();
-                        serverEndedWell = serverEnded && sr.status() == 0;
+                        serverSide = s.await().toString();
                     } catch (AssertionError e2) {
                         serverSide = e2.getMessage();
                     }
-                    String message = e.getMessage() + "\nwhile the server: " + serverSide;
-                    throw !javaClient && javaServer && serverEndedWell ? new CSideHung(message, e) : new AssertionError(message, e);
+                    throw new AssertionError(e.getMessage() + "\nwhile the server: " + serverSide, e);
                 }
                 String clientErr = String.join("\n", cr.err());
                 if ((serverOpts.contains("-R") || serverOpts.contains("-z")) && cr.status() != 0 && s.isAlive()
@@ -478,8 +449,7 @@ class PerftestDeviceTest {
                 try {
                     sr = s.await();
                 } catch (AssertionError e) {
-                    String message = e.getMessage() + "\nwhile the client ended: " + cr;
-                    throw !javaServer && javaClient && cr.status() == 0 ? new CSideHung(message, e) : new AssertionError(message, e);
+                    throw new AssertionError(e.getMessage() + "\nwhile the client ended: " + cr, e);
                 }
                 System.err.printf(Locale.ROOT, "[perftest] %s %s server %s client %s %s: %d ms%n", tool.c,
                         String.join(" ", clientOpts), javaServer ? "Java" : "C", javaClient ? "Java" : "C", where,
