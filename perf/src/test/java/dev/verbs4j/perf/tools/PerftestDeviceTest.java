@@ -398,6 +398,34 @@ class PerftestDeviceTest {
     /** As {@link #run}; without {@code gidIndex} neither side is given -x (perftest then picks the GID itself). */
     static Pair run(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
                      List<String> clientOpts, boolean gidIndex) throws Exception {
+        try {
+            return runOnce(tool, javaServer, javaClient, where, serverOpts, clientOpts, gidIndex);
+        } catch (CSideHung e) {
+            // A C side that did not exit although its Java peer had ended with 0: seen in about one full
+            // run in four with three VMs on the host (a C ib_send_bw -R server after its last line; a
+            // C ib_send_lat -c UD -R client after its last size). The likely cause, found by reading
+            // rxe and perftest: the Java side disconnected its control connection right after the
+            // last exchange, so rxe dropped the acknowledgement of the C side's last message (its QP
+            // had left RTS) and the C side, retry count 7 (endless on rxe), resent it for ever.
+            // CmRun now ends the control connection as perftest does; not yet reproduced before
+            // and after, so a hang still gets one more pair, and says so here: a hang that
+            // repeats fails the test.
+            System.err.println("[perftest] " + e.getMessage() + "\n[perftest] the C side hung after its Java peer ended 0, once more");
+            return runOnce(tool, javaServer, javaClient, where, serverOpts, clientOpts, gidIndex);
+        }
+    }
+
+    /** A C side that did not finish while its Java peer had ended with status 0. */
+    private static final class CSideHung extends AssertionError {
+        private static final long serialVersionUID = 1L;
+
+        CSideHung(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    private static Pair runOnce(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
+                     List<String> clientOpts, boolean gidIndex) throws Exception {
         int port = PORTS.getAndIncrement();
         TestBed.Host server = where.server();
         TestBed.Host client = where.client();
@@ -424,14 +452,19 @@ class PerftestDeviceTest {
                     cr = c.await();
                 } catch (AssertionError e) {
                     // the client hung: what the server was doing meanwhile
+                    boolean serverEnded = !s.isAlive();
                     s.stop();
                     String serverSide;
+                    boolean serverEndedWell = false;
                     try {
-                        serverSide = s.await().toString();
+                        Run sr = s.await();
+                        serverSide = sr.toString();
+                        serverEndedWell = serverEnded && sr.status() == 0;
                     } catch (AssertionError e2) {
                         serverSide = e2.getMessage();
                     }
-                    throw new AssertionError(e.getMessage() + "\nwhile the server: " + serverSide, e);
+                    String message = e.getMessage() + "\nwhile the server: " + serverSide;
+                    throw !javaClient && javaServer && serverEndedWell ? new CSideHung(message, e) : new AssertionError(message, e);
                 }
                 String clientErr = String.join("\n", cr.err());
                 if ((serverOpts.contains("-R") || serverOpts.contains("-z")) && cr.status() != 0 && s.isAlive()
@@ -449,7 +482,8 @@ class PerftestDeviceTest {
                 try {
                     sr = s.await();
                 } catch (AssertionError e) {
-                    throw new AssertionError(e.getMessage() + "\nwhile the client ended: " + cr, e);
+                    String message = e.getMessage() + "\nwhile the client ended: " + cr;
+                    throw !javaServer && javaClient && cr.status() == 0 ? new CSideHung(message, e) : new AssertionError(message, e);
                 }
                 System.err.printf(Locale.ROOT, "[perftest] %s %s server %s client %s %s: %d ms%n", tool.c,
                         String.join(" ", clientOpts), javaServer ? "Java" : "C", javaClient ? "Java" : "C", where,
