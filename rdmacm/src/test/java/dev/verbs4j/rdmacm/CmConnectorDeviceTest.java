@@ -19,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The connector and the acceptor between the two test hosts: blocking, one event at a time, a rejection, a timeout. */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(120)
 class CmConnectorDeviceTest {
 

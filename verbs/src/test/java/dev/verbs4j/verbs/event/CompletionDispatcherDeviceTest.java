@@ -35,6 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * flushed receives reach its handler before the retire or the orphans during it, never after.
  */
 @Tag(TestBed.TAG)
+@Tag(TestBed.SHARD_1)
 @Timeout(120)
 class CompletionDispatcherDeviceTest {
 
