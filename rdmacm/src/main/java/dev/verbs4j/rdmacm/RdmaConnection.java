@@ -1,7 +1,6 @@
 package dev.verbs4j.rdmacm;
 
 import dev.verbs4j.verbs.Access;
-import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.QueuePairAttributes;
 import dev.verbs4j.verbs.VerbsException;
@@ -676,11 +675,6 @@ public final class RdmaConnection implements AutoCloseable {
     /** Frees everything: the id (and its queue pair), the rings, the queues, the channels. */
     void release() {
         teardown.release();
-    }
-
-    /** Closes {@code c} (if any), logging at WARNING what its close throws; for {@link RdmaEndpointGroup}. */
-    static void closeQuietly(AutoCloseable c) {
-        Closeables.closeLogged(LOG, c);
     }
 
     @Override

@@ -251,15 +251,4 @@ final class Perftest {
         }
         resources.closeBuffer();
     }
-
-    static void closeQuietly(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception ignored) {
-            // best effort on the way out
-        }
-    }
 }
