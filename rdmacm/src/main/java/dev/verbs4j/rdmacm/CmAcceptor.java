@@ -7,6 +7,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The passive side of an RDMA CM connection: one connection request a listener took ({@link
@@ -27,6 +28,9 @@ import java.util.Objects;
  * as {@link CmConnector}'s are.
  */
 public final class CmAcceptor {
+
+    /** Guards the state: an event thread may advance it while another thread connects or accepts. */
+    private final ReentrantLock lock = new ReentrantLock();
 
     private final CmEvent request;
     private final CmId id;
@@ -81,15 +85,20 @@ public final class CmAcceptor {
      * the id's queue pair: in {@link CmPhase#ACCEPTANCE} until ESTABLISHED arrives, or at once
      * established for a UD id (librdmacm awaits no outcome of a UD accept).
      */
-    public synchronized void accept(ConnectionParameters parameters) throws RdmaConnectionException {
-        progress.expect(CmPhase.DECISION, "accept");
-        boolean ud = id.qpType() == QpType.UD;
-        if (!ud) {
-            progress.start(CmPhase.ACCEPTANCE, timeouts.limit(CmPhase.ACCEPTANCE));
-        }
-        progress.call(() -> id.accept(parameters));
-        if (ud) {
-            progress.rest(CmPhase.ESTABLISHED);
+    public void accept(ConnectionParameters parameters) throws RdmaConnectionException {
+        lock.lock();
+        try {
+            progress.expect(CmPhase.DECISION, "accept");
+            boolean ud = id.qpType() == QpType.UD;
+            if (!ud) {
+                progress.start(CmPhase.ACCEPTANCE, timeouts.limit(CmPhase.ACCEPTANCE));
+            }
+            progress.call(() -> id.accept(parameters));
+            if (ud) {
+                progress.rest(CmPhase.ESTABLISHED);
+            }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -99,17 +108,22 @@ public final class CmAcceptor {
     }
 
     /** Rejects the request sending {@code privateData} (at most 148 bytes over RoCE; may be empty) and frees its id. */
-    public synchronized void reject(byte[] privateData) throws RdmaConnectionException {
-        progress.expect(CmPhase.DECISION, "reject");
+    public void reject(byte[] privateData) throws RdmaConnectionException {
+        lock.lock();
         try {
-            progress.call(() -> id.reject(privateData));
-        } catch (RdmaConnectionException e) {
-            throw Closeables.closeAfter(e, id);
-        } catch (RuntimeException e) {
-            throw Closeables.closeAfter(e, id);
+            progress.expect(CmPhase.DECISION, "reject");
+            try {
+                progress.call(() -> id.reject(privateData));
+            } catch (RdmaConnectionException e) {
+                throw Closeables.closeAfter(e, id);
+            } catch (RuntimeException e) {
+                throw Closeables.closeAfter(e, id);
+            }
+            id.close();
+            progress.rest(CmPhase.REJECTED);
+        } finally {
+            lock.unlock();
         }
-        id.close();
-        progress.rest(CmPhase.REJECTED);
     }
 
     /**
@@ -132,16 +146,21 @@ public final class CmAcceptor {
      * @throws IllegalArgumentException when {@code event} is not for the request's id
      * @throws IllegalStateException    when the acceptor failed or is done
      */
-    public synchronized CmPhase advance(CmEvent event) throws RdmaConnectionException {
-        if (!progress.takes(id, event)) {
+    public CmPhase advance(CmEvent event) throws RdmaConnectionException {
+        lock.lock();
+        try {
+            if (!progress.takes(id, event)) {
+                return progress.phase();
+            }
+            if (progress.phase() != CmPhase.ACCEPTANCE || event.type() != CmEventType.ESTABLISHED) {
+                throw progress.unexpected(event);
+            }
+            established = event;
+            progress.rest(CmPhase.ESTABLISHED);
             return progress.phase();
+        } finally {
+            lock.unlock();
         }
-        if (progress.phase() != CmPhase.ACCEPTANCE || event.type() != CmEventType.ESTABLISHED) {
-            throw progress.unexpected(event);
-        }
-        established = event;
-        progress.rest(CmPhase.ESTABLISHED);
-        return progress.phase();
     }
 
     /**
@@ -150,18 +169,33 @@ public final class CmAcceptor {
      *
      * @throws RdmaTimeoutException "accept from …: acceptance (no RDMA_CM_EVENT_ESTABLISHED within … ms)"
      */
-    public synchronized void checkTimeout() throws RdmaTimeoutException {
-        progress.check();
+    public void checkTimeout() throws RdmaTimeoutException {
+        lock.lock();
+        try {
+            progress.check();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Nanoseconds the acceptance has left (Long.MAX_VALUE in a resting or final phase). */
-    public synchronized long remainingNanos() {
-        return Math.max(0, progress.remainingNanos());
+    public long remainingNanos() {
+        lock.lock();
+        try {
+            return Math.max(0, progress.remainingNanos());
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The phase the acceptor is in (after a failure: the one it failed in). */
-    public synchronized CmPhase phase() {
-        return progress.phase();
+    public CmPhase phase() {
+        lock.lock();
+        try {
+            return progress.phase();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The request's id: the caller's once accepted. */
@@ -185,17 +219,32 @@ public final class CmAcceptor {
     }
 
     /** The ESTABLISHED event, or null before it. */
-    public synchronized CmEvent established() {
-        return established;
+    public CmEvent established() {
+        lock.lock();
+        try {
+            return established;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** What ended the acceptor (the exception it threw), or null. */
-    public synchronized Throwable failure() {
-        return progress.failure();
+    public Throwable failure() {
+        lock.lock();
+        try {
+            return progress.failure();
+        } finally {
+            lock.unlock();
+        }
     }
 
     @Override
-    public synchronized String toString() {
-        return progress.what() + " (" + progress.phase() + ")";
+    public String toString() {
+        lock.lock();
+        try {
+            return progress.what() + " (" + progress.phase() + ")";
+        } finally {
+            lock.unlock();
+        }
     }
 }

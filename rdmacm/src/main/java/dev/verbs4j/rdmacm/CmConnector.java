@@ -4,6 +4,7 @@ import dev.verbs4j.verbs.VerbsException;
 
 import java.net.InetSocketAddress;
 import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The active side of an RDMA CM connection on one asynchronous {@link CmId}: resolve the address,
@@ -33,6 +34,9 @@ import java.util.Objects;
  * to each other (as rping's do).
  */
 public final class CmConnector {
+
+    /** Guards the state: an event thread may advance it while another thread connects or accepts. */
+    private final ReentrantLock lock = new ReentrantLock();
 
     /**
      * What the caller does between the phases; runs on the thread that drives the connector. An
@@ -97,11 +101,16 @@ public final class CmConnector {
      *
      * @param source the local address to connect from, or null to let the routing table choose
      */
-    public synchronized void resolve(InetSocketAddress source) throws RdmaConnectionException {
-        progress.expect(CmPhase.IDLE, "resolve the address");
-        progress.restart();
-        enter(CmPhase.ADDRESS_RESOLUTION);
-        progress.call(() -> id.resolveAddress(source, destination, progress.remainingForCall()));
+    public void resolve(InetSocketAddress source) throws RdmaConnectionException {
+        lock.lock();
+        try {
+            progress.expect(CmPhase.IDLE, "resolve the address");
+            progress.restart();
+            enter(CmPhase.ADDRESS_RESOLUTION);
+            progress.call(() -> id.resolveAddress(source, destination, progress.remainingForCall()));
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -153,59 +162,74 @@ public final class CmConnector {
      * @throws IllegalArgumentException when {@code event} is not for this connector's id
      * @throws IllegalStateException    when the connector failed or is established
      */
-    public synchronized CmPhase advance(CmEvent event) throws RdmaConnectionException {
-        CmPhase phase = progress.phase();
-        if (!progress.takes(id, event)) {
-            return phase;
-        }
-        CmEventType type = event.type();
-        if (type != phase.awaited() && !(phase == CmPhase.CONNECTION && type == CmEventType.CONNECT_RESPONSE)) {
-            throw progress.unexpected(event);
-        }
-        last = event;
-        switch (phase) {
-            case ADDRESS_RESOLUTION -> {
-                progress.run(() -> {
-                    steps.addressResolved(id);
-                    return null;
-                });
-                enter(CmPhase.ROUTE_RESOLUTION);
-                progress.call(() -> id.resolveRoute(progress.remainingForCall()));
+    public CmPhase advance(CmEvent event) throws RdmaConnectionException {
+        lock.lock();
+        try {
+            CmPhase phase = progress.phase();
+            if (!progress.takes(id, event)) {
+                return phase;
             }
-            case ROUTE_RESOLUTION -> {
-                ConnectionParameters p = progress.run(() -> steps.routeResolved(id));
-                progress.rest(CmPhase.READY_TO_CONNECT);
-                if (p != null) {
-                    connectWith(p);
+            CmEventType type = event.type();
+            if (type != phase.awaited() && !(phase == CmPhase.CONNECTION && type == CmEventType.CONNECT_RESPONSE)) {
+                throw progress.unexpected(event);
+            }
+            last = event;
+            switch (phase) {
+                case ADDRESS_RESOLUTION -> {
+                    progress.run(() -> {
+                        steps.addressResolved(id);
+                        return null;
+                    });
+                    enter(CmPhase.ROUTE_RESOLUTION);
+                    progress.call(() -> id.resolveRoute(progress.remainingForCall()));
                 }
-            }
-            default -> { // CONNECTION
-                if (type == CmEventType.ESTABLISHED) {
-                    progress.rest(CmPhase.ESTABLISHED);
-                } else {
-                    boolean now = progress.run(() -> steps.connectResponse(id, event));
-                    progress.rest(CmPhase.READY_TO_ESTABLISH);
-                    if (now) {
-                        establish();
+                case ROUTE_RESOLUTION -> {
+                    ConnectionParameters p = progress.run(() -> steps.routeResolved(id));
+                    progress.rest(CmPhase.READY_TO_CONNECT);
+                    if (p != null) {
+                        connectWith(p);
+                    }
+                }
+                default -> { // CONNECTION
+                    if (type == CmEventType.ESTABLISHED) {
+                        progress.rest(CmPhase.ESTABLISHED);
+                    } else {
+                        boolean now = progress.run(() -> steps.connectResponse(id, event));
+                        progress.rest(CmPhase.READY_TO_ESTABLISH);
+                        if (now) {
+                            establish();
+                        }
                     }
                 }
             }
+            return progress.phase();
+        } finally {
+            lock.unlock();
         }
-        return progress.phase();
     }
 
     /** Connects with {@code parameters} ({@code rdma_connect}) from {@link CmPhase#READY_TO_CONNECT}. */
-    public synchronized void connectWith(ConnectionParameters parameters) throws RdmaConnectionException {
-        progress.expect(CmPhase.READY_TO_CONNECT, "connect");
-        enter(CmPhase.CONNECTION);
-        progress.call(() -> id.connect(parameters));
+    public void connectWith(ConnectionParameters parameters) throws RdmaConnectionException {
+        lock.lock();
+        try {
+            progress.expect(CmPhase.READY_TO_CONNECT, "connect");
+            enter(CmPhase.CONNECTION);
+            progress.call(() -> id.connect(parameters));
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Completes the connection ({@code rdma_establish}) from {@link CmPhase#READY_TO_ESTABLISH}. */
-    public synchronized void establish() throws RdmaConnectionException {
-        progress.expect(CmPhase.READY_TO_ESTABLISH, "establish");
-        progress.call(id::establish);
-        progress.rest(CmPhase.ESTABLISHED);
+    public void establish() throws RdmaConnectionException {
+        lock.lock();
+        try {
+            progress.expect(CmPhase.READY_TO_ESTABLISH, "establish");
+            progress.call(id::establish);
+            progress.rest(CmPhase.ESTABLISHED);
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -214,18 +238,33 @@ public final class CmConnector {
      *
      * @throws RdmaTimeoutException naming the phase and the event it waited for
      */
-    public synchronized void checkTimeout() throws RdmaTimeoutException {
-        progress.check();
+    public void checkTimeout() throws RdmaTimeoutException {
+        lock.lock();
+        try {
+            progress.check();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Nanoseconds the current phase has left (Long.MAX_VALUE in a resting or final phase). */
-    public synchronized long remainingNanos() {
-        return Math.max(0, progress.remainingNanos());
+    public long remainingNanos() {
+        lock.lock();
+        try {
+            return Math.max(0, progress.remainingNanos());
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The phase the connector is in (after a failure: the one it failed in). */
-    public synchronized CmPhase phase() {
-        return progress.phase();
+    public CmPhase phase() {
+        lock.lock();
+        try {
+            return progress.phase();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The id. */
@@ -234,25 +273,45 @@ public final class CmConnector {
     }
 
     /** The event that established the connection (ESTABLISHED, or CONNECT_RESPONSE for an own queue pair), or null. */
-    public synchronized CmEvent established() {
-        return progress.phase() == CmPhase.ESTABLISHED ? last : null;
+    public CmEvent established() {
+        lock.lock();
+        try {
+            return progress.phase() == CmPhase.ESTABLISHED ? last : null;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** What ended the connector (the exception it threw), or null while it goes on or once established. */
-    public synchronized Throwable failure() {
-        return progress.failure();
+    public Throwable failure() {
+        lock.lock();
+        try {
+            return progress.failure();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** The reason the peer gave when it rejected the connection, or null (not rejected, or no reason given). */
-    public synchronized RejectionReason rejectionReason() {
-        return progress.failure() instanceof RdmaConnectionException e && e.event() == CmEventType.REJECTED
-                ? RejectionReason.decode(e.privateData()).orElse(null) : null;
+    public RejectionReason rejectionReason() {
+        lock.lock();
+        try {
+            return progress.failure() instanceof RdmaConnectionException e && e.event() == CmEventType.REJECTED
+                    ? RejectionReason.decode(e.privateData()).orElse(null) : null;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** What the connector does ("connect to /10.0.0.2:7471") and its phase. */
     @Override
-    public synchronized String toString() {
-        return progress.what() + " (" + progress.phase() + ")";
+    public String toString() {
+        lock.lock();
+        try {
+            return progress.what() + " (" + progress.phase() + ")";
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void enter(CmPhase phase) throws RdmaTimeoutException {
