@@ -1,11 +1,16 @@
 package dev.verbs4j.naaice;
 
+import dev.verbs4j.rdmacm.CmConnector;
 import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmEventType;
 import dev.verbs4j.rdmacm.CmId;
+import dev.verbs4j.rdmacm.CmPhase;
+import dev.verbs4j.rdmacm.CmTimeouts;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.EventChannel;
+import dev.verbs4j.rdmacm.Failure;
 import dev.verbs4j.rdmacm.PortSpace;
+import dev.verbs4j.rdmacm.RdmaConnectionException;
 import dev.verbs4j.verbs.Closeables;
 
 import java.net.InetSocketAddress;
@@ -14,9 +19,9 @@ import java.time.Duration;
 
 /**
  * The RDMA CM active side of a {@link NaaClient}: its event channel and connection id, and the
- * steps from resolving the NAA's address to the established connection (address, route,
- * connect with the C library's parameters, established), driven one event at a time by {@link
- * #handle}. What the client needs of the connection goes through this narrow interface: {@link
+ * {@link CmConnector} that takes them from resolving the NAA's address to the established
+ * connection (address, route, connect with the C library's parameters, established), driven one
+ * event at a time by {@link #takeEvents}; then the NAA's disconnect. What the client needs of the connection goes through this narrow interface: {@link
  * #start}, {@link #takeEvents}, {@link #link}, {@link #disconnect}, the id for the verbs
  * resources and the channel's descriptor to sleep on. Owns the channel and the id (closing the
  * channel closes the id); guarded by the client's lock.
@@ -36,25 +41,44 @@ final class ClientConnector implements AutoCloseable {
     /** The connection parameters of the C library (responder resources, initiator depth, retries). */
     private static final ConnectionParameters C_PARAMETERS = new ConnectionParameters(new byte[0], 1, 1, false, 7, 6, false, 0);
 
+    /**
+     * The establishment's own limit: none to speak of, the client's {@link NaaClient#connect}
+     * timeout is the one that counts (the connector is driven by events, never timed out here).
+     */
+    private static final Duration NO_LIMIT = Duration.ofDays(1);
+
     private final InetSocketAddress naa;
     private final InetSocketAddress local;
-    private final Duration addressTimeout;
-    private final Duration routeTimeout;
     private final ClientState state;
     private final EventChannel events;
     private final CmId id;
+    private final CmConnector connector;
+    /** What the client does once the device is known (make its verbs resources); set by {@link #takeEvents}. */
+    private Runnable addressResolved = () -> {
+    };
     private Link link = Link.NONE;
 
     ClientConnector(InetSocketAddress naa, InetSocketAddress local, Duration addressTimeout, Duration routeTimeout,
                     ClientState state) {
         this.naa = naa;
         this.local = local;
-        this.addressTimeout = addressTimeout;
-        this.routeTimeout = routeTimeout;
         this.state = state;
         EventChannel ch = EventChannel.create();
         try {
             this.id = ch.createId(PortSpace.TCP);
+            this.connector = CmConnector.of(id, naa, CmTimeouts.of(addressTimeout, routeTimeout, NO_LIMIT),
+                    new CmConnector.Steps() {
+                        @Override
+                        public void addressResolved(CmId resolved) {
+                            ClientConnector.this.addressResolved.run();
+                            state.moveTo(NaaState.READY);
+                        }
+
+                        @Override
+                        public ConnectionParameters routeResolved(CmId routed) {
+                            return C_PARAMETERS;
+                        }
+                    });
         } catch (RuntimeException e) {
             throw Closeables.closeAfter(e, ch);
         }
@@ -88,8 +112,8 @@ final class ClientConnector implements AutoCloseable {
     /** Starts resolving the NAA's address. */
     void start() {
         try {
-            id.resolveAddress(local, naa, addressTimeout);
-        } catch (RuntimeException e) {
+            connector.resolve(local);
+        } catch (RdmaConnectionException | RuntimeException e) {
             throw state.fail(NaaiceException.Reason.LOCAL, 0, "cannot resolve " + naa, e);
         }
     }
@@ -101,9 +125,10 @@ final class ClientConnector implements AutoCloseable {
      * @throws NaaiceException when an event fails the client (it is in ERROR then)
      */
     void takeEvents(Runnable addressResolved) {
+        this.addressResolved = addressResolved;
         CmEvent ev;
         while ((ev = events.tryGetEvent()) != null) {
-            handle(ev, addressResolved);
+            handle(ev);
         }
     }
 
@@ -117,50 +142,52 @@ final class ClientConnector implements AutoCloseable {
         }
     }
 
-    private void handle(CmEvent ev, Runnable addressResolved) {
+    private void handle(CmEvent ev) {
         CmEventType t = ev.type();
         NaaState s = state.state();
-        switch (t) {
-            case ADDR_RESOLVED -> {
-                if (s != NaaState.INIT) {
-                    return;
-                }
-                addressResolved.run();
-                id.resolveRoute(routeTimeout);
-                state.moveTo(NaaState.READY);
+        if (link == Link.NONE) {
+            if (s != NaaState.INIT && s != NaaState.READY) {
+                return; // failed meanwhile: the events of the abandoned connect change nothing
             }
-            case ROUTE_RESOLVED -> {
-                if (s == NaaState.READY) {
-                    id.connect(C_PARAMETERS);
-                }
-            }
-            case ESTABLISHED -> {
-                if (s == NaaState.READY) {
+            try {
+                if (connector.advance(ev) == CmPhase.ESTABLISHED) {
                     link = Link.ESTABLISHED;
                     state.moveTo(NaaState.CONNECTED);
                 }
+            } catch (RdmaConnectionException e) {
+                // a failure event is the NAA's or the network's; a failed librdmacm call is local
+                throw e.kind() == Failure.Kind.EVENT
+                        ? state.fail(NaaiceException.Reason.CM_EVENT, e.status(), failureText(e, s), e)
+                        : state.fail(NaaiceException.Reason.LOCAL, e.errno(), failureText(e, s), e);
+            } catch (RuntimeException e) {
+                throw state.fail(NaaiceException.Reason.LOCAL, 0, "connect to " + naa + " in state " + s + " failed", e);
             }
-            case DISCONNECTED -> {
-                if (link == Link.ESTABLISHED) {
-                    link = Link.PEER_DISCONNECTED;
-                }
-                try {
-                    id.disconnect();
-                } catch (RuntimeException e) {
-                    // already disconnected
-                }
-                throw state.fail(NaaiceException.Reason.CM_EVENT, ev.status(), "the NAA disconnected (" + t + ") in state " + s,
-                        null);
-            }
-            case REJECTED -> {
-                String why = new String(ev.privateDataTrimmed(), StandardCharsets.ISO_8859_1);
-                throw state.fail(NaaiceException.Reason.CM_EVENT, ev.status(), "the NAA rejected the connection"
-                        + (why.isEmpty() ? "" : ": " + why), null);
-            }
-            case TIMEWAIT_EXIT, CONNECT_RESPONSE, ADDR_CHANGE -> {
-            }
-            default -> throw state.fail(NaaiceException.Reason.CM_EVENT, ev.status(), t + " in state " + s, null);
+            return;
         }
+        if (t == CmEventType.DISCONNECTED) {
+            if (link == Link.ESTABLISHED) {
+                link = Link.PEER_DISCONNECTED;
+            }
+            try {
+                id.disconnect();
+            } catch (RuntimeException e) {
+                // already disconnected
+            }
+            throw state.fail(NaaiceException.Reason.CM_EVENT, ev.status(), "the NAA disconnected (" + t + ") in state " + s,
+                    null);
+        }
+        if (t != CmEventType.TIMEWAIT_EXIT && t != CmEventType.ADDR_CHANGE) {
+            throw state.fail(NaaiceException.Reason.CM_EVENT, ev.status(), t + " in state " + s, null);
+        }
+    }
+
+    /** The message of a connect that an event failed: a rejection with the NAA's text (the C NAA sends a string). */
+    private static String failureText(RdmaConnectionException e, NaaState s) {
+        if (e.event() == CmEventType.REJECTED) {
+            String why = new String(e.privateData(), StandardCharsets.ISO_8859_1).replace("\0", "");
+            return "the NAA rejected the connection" + (why.isEmpty() ? "" : ": " + why);
+        }
+        return e.getMessage() + " in state " + s;
     }
 
     /**

@@ -92,10 +92,10 @@ final class CmProgress {
         return Duration.ofMillis(Math.max(1, Math.min(Integer.MAX_VALUE, remainingNanos() / 1_000_000)));
     }
 
-    /** The phase's timeout: "connect to X: address resolution (no RDMA_CM_EVENT_ADDR_RESOLVED within 2000 ms)". */
+    /** The phase's timeout: "connect to X: timed out in phase address resolution (no RDMA_CM_EVENT_ADDR_RESOLVED within 2000 ms)". */
     RdmaTimeoutException timedOut() {
         // to the nearest millisecond: a whole that started a moment before the phase leaves it 299.99 ms of 300
-        return new RdmaTimeoutException(what + ": " + phase + " (no " + phase.awaited() + " within "
+        return new RdmaTimeoutException(what + ": timed out in phase " + phase + " (no " + phase.awaited() + " within "
                 + Math.max(0, (limitNanos + 500_000) / 1_000_000) + " ms)");
     }
 

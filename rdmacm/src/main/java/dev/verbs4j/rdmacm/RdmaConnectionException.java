@@ -36,7 +36,7 @@ public class RdmaConnectionException extends IOException {
         CmEventType type = event.type();
         String detail = switch (type) {
             case REJECTED -> event.status() == CmEvent.REJECT_CONSUMER
-                    ? "rejected by the peer" + reasonText(rejectionReason(event.privateData()))
+                    ? "rejected by the peer" + RejectionReason.decode(event.privateData()).map(r -> ": " + r.text()).orElse("")
                     : event.status() == CmEvent.REJECT_INVALID_SERVICE_ID ? "rejected: nobody listens on that port"
                     : "rejected (reason " + event.status() + ")";
             case ADDR_ERROR -> "address resolution failed" + errnoText(event.status());
@@ -88,45 +88,14 @@ public class RdmaConnectionException extends IOException {
                 Failure.peerDisconnected(event), null, null);
     }
 
-    /** What a rejecting {@link RdmaServer} puts first in the private data of a reject that gives a reason. */
-    static final String REASON_PREFIX = "verbs4j rejected: ";
-    /** The most private data a reject carries over RoCE. */
-    static final int MAX_REJECT_DATA = 148;
-
-    /** The private data of a reject that gives {@code reason}: the prefix and the text, cut to fit a reject. */
-    static byte[] rejection(String reason) {
-        byte[] b = (REASON_PREFIX + reason).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        return java.util.Arrays.copyOf(b, Math.min(b.length, MAX_REJECT_DATA));
-    }
-
-    /** The reason a rejecting {@link RdmaServer} gave in {@code privateData}, or null when it gave none. */
-    static String rejectionReason(byte[] privateData) {
-        if (privateData == null) {
-            return null;
-        }
-        byte[] prefix = REASON_PREFIX.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        if (privateData.length < prefix.length
-                || !java.util.Arrays.equals(privateData, 0, prefix.length, prefix, 0, prefix.length)) {
-            return null;
-        }
-        int end = prefix.length;
-        while (end < privateData.length && privateData[end] != 0) {
-            end++;
-        }
-        return new String(privateData, prefix.length, end - prefix.length, java.nio.charset.StandardCharsets.UTF_8);
-    }
-
     /**
      * The reason the peer gave for rejecting the connection: for a REJECTED event whose private
      * data an {@link RdmaServer} filled in when it could not set the connection up (its resources,
      * its accept), else null.
      */
     public String rejectionReason() {
-        return failure.event() == CmEventType.REJECTED ? rejectionReason(privateData) : null;
-    }
-
-    private static String reasonText(String reason) {
-        return reason == null ? "" : ": " + reason;
+        return failure.event() == CmEventType.REJECTED
+                ? RejectionReason.decode(privateData).map(RejectionReason::text).orElse(null) : null;
     }
 
     private static String errnoText(int status) {

@@ -154,7 +154,7 @@ class CmConnectorDeviceTest {
             CmId listener = listening(sch, serverAddress);
             assertThatThrownBy(() -> CmAcceptor.awaitRequest(listener, Duration.ofMillis(300), TIMEOUTS))
                     .isInstanceOf(RdmaTimeoutException.class)
-                    .hasMessage("listen on " + serverAddress + ": connection request (no RDMA_CM_EVENT_CONNECT_REQUEST within 300 ms)");
+                    .hasMessage("listen on " + serverAddress + ": timed out in phase connection request (no RDMA_CM_EVENT_CONNECT_REQUEST within 300 ms)");
 
             // the listener takes the request but never answers it: the connection phase runs out
             CmId client = cch.createId(PortSpace.TCP);
@@ -165,7 +165,7 @@ class CmConnectorDeviceTest {
                         return ConnectionParameters.DEFAULT;
                     }))
                     .isInstanceOf(RdmaTimeoutException.class)
-                    .hasMessage("connect to " + serverAddress + ": connection (no RDMA_CM_EVENT_ESTABLISHED within 500 ms)");
+                    .hasMessage("connect to " + serverAddress + ": timed out in phase connection (no RDMA_CM_EVENT_ESTABLISHED within 500 ms)");
             CmAcceptor a = CmAcceptor.of(expect(sch, CmEventType.CONNECT_REQUEST), TIMEOUTS);
             a.reject(new byte[0]);
             client.close();

@@ -15,7 +15,7 @@ class CmProgressTest {
         CmProgress connect = new CmProgress("connect to /198.18.0.2:7471", "connector", Duration.ofSeconds(10));
         connect.start(CmPhase.ADDRESS_RESOLUTION, Duration.ofMillis(2000));
         assertThat(connect.timedOut().getMessage())
-                .isEqualTo("connect to /198.18.0.2:7471: address resolution (no RDMA_CM_EVENT_ADDR_RESOLVED within 2000 ms)");
+                .isEqualTo("connect to /198.18.0.2:7471: timed out in phase address resolution (no RDMA_CM_EVENT_ADDR_RESOLVED within 2000 ms)");
         assertThat(connect.remainingNanos()).isPositive().isLessThanOrEqualTo(2_000_000_000L);
         connect.rest(CmPhase.READY_TO_CONNECT);
         assertThat(connect.remainingNanos()).isEqualTo(Long.MAX_VALUE);
@@ -24,12 +24,12 @@ class CmProgressTest {
         CmProgress accept = new CmProgress("accept from /198.18.0.1:5000", "acceptor", Duration.ofSeconds(10));
         accept.start(CmPhase.ACCEPTANCE, Duration.ofMillis(500));
         assertThat(accept.timedOut().getMessage())
-                .isEqualTo("accept from /198.18.0.1:5000: acceptance (no RDMA_CM_EVENT_ESTABLISHED within 500 ms)");
+                .isEqualTo("accept from /198.18.0.1:5000: timed out in phase acceptance (no RDMA_CM_EVENT_ESTABLISHED within 500 ms)");
         // a whole that started a moment before its one phase: the limit is still the one given
         CmProgress listen = new CmProgress("listen on /198.18.0.2:20204", "listener", Duration.ofMillis(300));
         listen.start(CmPhase.REQUEST, Duration.ofMillis(300));
         assertThat(listen.timedOut().getMessage())
-                .isEqualTo("listen on /198.18.0.2:20204: connection request (no RDMA_CM_EVENT_CONNECT_REQUEST within 300 ms)");
+                .isEqualTo("listen on /198.18.0.2:20204: timed out in phase connection request (no RDMA_CM_EVENT_CONNECT_REQUEST within 300 ms)");
     }
 
     @Test
@@ -37,7 +37,7 @@ class CmProgressTest {
         CmProgress progress = new CmProgress("connect to x", "connector", Duration.ofNanos(1));
         assertThatThrownBy(() -> progress.start(CmPhase.ROUTE_RESOLUTION, Duration.ofSeconds(2)))
                 .isInstanceOf(RdmaTimeoutException.class)
-                .hasMessageStartingWith("connect to x: route resolution (no RDMA_CM_EVENT_ROUTE_RESOLVED within ");
+                .hasMessageStartingWith("connect to x: timed out in phase route resolution (no RDMA_CM_EVENT_ROUTE_RESOLVED within ");
         assertThat(progress.failure()).isInstanceOf(RdmaTimeoutException.class);
         assertThatThrownBy(progress::ensureActive).isInstanceOf(IllegalStateException.class)
                 .hasMessage("connect to x: the connector failed in phase route resolution");

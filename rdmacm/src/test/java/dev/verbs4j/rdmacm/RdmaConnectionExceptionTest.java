@@ -39,12 +39,12 @@ class RdmaConnectionExceptionTest {
 
     @Test
     void aServersRejectionReasonReachesTheMessage() {
-        byte[] data = java.util.Arrays.copyOf(RdmaConnectionException.rejection("rdma_create_qp failed: EINVAL"), 148);
+        byte[] data = java.util.Arrays.copyOf(new RejectionReason("rdma_create_qp failed: EINVAL").encode(), 148);
         RdmaConnectionException e = RdmaConnectionException.of(new CmEvent(CmEventType.REJECTED, CmEvent.REJECT_CONSUMER, null,
                 null, data, null, null), "connect to /198.18.0.2:7000");
         assertThat(e.rejectionReason()).isEqualTo("rdma_create_qp failed: EINVAL");
         assertThat(e.getMessage()).isEqualTo("connect to /198.18.0.2:7000: rejected by the peer: rdma_create_qp failed: EINVAL [RDMA_CM_EVENT_REJECTED]");
-        assertThat(RdmaConnectionException.rejection("x".repeat(500))).hasSize(RdmaConnectionException.MAX_REJECT_DATA);
+        assertThat(new RejectionReason("x".repeat(500)).encode()).hasSize(RejectionReason.MAX_BYTES);
         assertThat(RdmaConnectionException.of(new CmEvent(CmEventType.REJECTED, CmEvent.REJECT_CONSUMER, null, null,
                 new byte[]{1, 2}, null, null), "connect").rejectionReason()).isNull();
     }
@@ -55,18 +55,8 @@ class RdmaConnectionExceptionTest {
                 "cannot allocate a region of 4398046511104 bytes"));
         assertThat(why).isEqualTo("the server could not set up the connection: ibv_reg_mr ENOMEM"
                 + " (cannot allocate a region of 4398046511104 bytes)");
-        assertThat(RdmaConnectionException.rejectionReason(RdmaConnectionException.rejection(why))).isEqualTo(why);
+        assertThat(RejectionReason.decode(new RejectionReason(why).encode())).contains(new RejectionReason(why));
         assertThat(RdmaServer.setUpFailure(new IllegalStateException("x is closed"))).endsWith(": x is closed");
-    }
-
-    @Test
-    void connectTimeoutsNameThePhaseThePeerAndTheLimit() {
-        for (ActiveConnect.Phase phase : ActiveConnect.Phase.values()) {
-            assertThat(ActiveConnect.timedOut("connect to /198.18.0.2:7000", phase, Duration.ofSeconds(5)))
-                    .startsWith("connect to /198.18.0.2:7000: timed out after PT5S in phase ")
-                    .contains(phase.text);
-        }
-        assertThat(ActiveConnect.Phase.ROUTE.text).isEqualTo("route resolution");
     }
 
     @Test

@@ -1,11 +1,16 @@
 package dev.verbs4j.vipl;
 
+import dev.verbs4j.rdmacm.CmConnector;
 import dev.verbs4j.rdmacm.CmEvent;
 import dev.verbs4j.rdmacm.CmEventType;
 import dev.verbs4j.rdmacm.CmId;
+import dev.verbs4j.rdmacm.CmTimeouts;
 import dev.verbs4j.rdmacm.ConnectionParameters;
 import dev.verbs4j.rdmacm.EventChannel;
+import dev.verbs4j.rdmacm.Failure;
 import dev.verbs4j.rdmacm.PortSpace;
+import dev.verbs4j.rdmacm.RdmaConnectionException;
+import dev.verbs4j.rdmacm.RdmaTimeoutException;
 import dev.verbs4j.verbs.Closeables;
 
 import java.net.InetSocketAddress;
@@ -24,64 +29,78 @@ final class ViConnector {
     /** Receiver-not-ready retries: none, so that a missing receive is an error at once (D14). */
     static final int RNR_RETRY = 0;
     private static final Duration ACCEPT_WAIT = Duration.ofSeconds(10);
+    /** VIPL's INFINITE timeout as a connect's limit. */
+    private static final Duration FOREVER = Duration.ofDays(365_000);
 
     private ViConnector() {
     }
 
     /** VipConnectRequest's connection dance for an attempt that has begun (the VI Pending Connect). */
     static VipReturn request(ConnectSteps at, VipNetAddress local, VipNetAddress remote, long timeoutMillis) {
-        long deadline = timeoutMillis == Vipl.INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
+        // the librdmacm resolution timeouts at most 5 s each, as C VIPL's; the whole is the caller's
+        Duration whole = timeoutMillis == Vipl.INFINITE ? FOREVER : Duration.ofMillis(Math.max(1, timeoutMillis));
+        Duration step = Duration.ofMillis(Math.max(1, Math.min(timeoutMillis, 5_000)));
+        ConnectMessage[] reply = new ConnectMessage[1];
         try {
             EventChannel ch = EventChannel.create();
             at.adopt(ch);
             CmId cmId = ch.createId(PortSpace.TCP);
-            Duration step = Duration.ofMillis(Math.max(1, Math.min(timeoutMillis, 5_000)));
-            cmId.resolveAddress(new InetSocketAddress(local.inetAddress(), 0), new InetSocketAddress(remote.inetAddress(), Vipl.port()), step);
-            CmEvent ev = next(ch, deadline);
-            if (ev == null) {
-                return at.fail(VipReturn.TIMEOUT);
-            }
-            if (ev.type() != CmEventType.ADDR_RESOLVED) {
+            CmConnector.connect(cmId, new InetSocketAddress(local.inetAddress(), 0),
+                    new InetSocketAddress(remote.inetAddress(), Vipl.port()), new CmTimeouts(step, step, whole, whole),
+                    new CmConnector.Steps() {
+                        @Override
+                        public void addressResolved(CmId resolved) {
+                            if (!resolved.context().name().equals(at.nicName())) {
+                                throw new VipException(VipReturn.INVALID_PARAMETER, "VipConnectRequest",
+                                        remote + " is not reached through " + at.nicName());
+                            }
+                        }
+
+                        @Override
+                        public ConnectionParameters routeResolved(CmId routed) {
+                            at.toInit(routed);
+                            return parameters(at, ConnectMessage.of(at.attributes(), remote.discriminator(),
+                                    local.discriminator()).encode());
+                        }
+
+                        @Override
+                        public boolean connectResponse(CmId answered, CmEvent response) {
+                            reply[0] = ConnectMessage.decode(response.privateData());
+                            if (reply[0] == null) {
+                                throw new VipException(VipReturn.ERROR_RESOURCE, "VipConnectRequest",
+                                        "the peer's reply is no VIPL connect message");
+                            }
+                            at.readyToSend(answered);
+                            return true;
+                        }
+                    });
+            if (reply[0] == null) { // ESTABLISHED without CONNECT_RESPONSE: not a VIPL peer's answer
                 return at.fail(VipReturn.NOT_REACHABLE);
             }
-            if (!cmId.context().name().equals(at.nicName())) {
-                return at.fail(VipReturn.INVALID_PARAMETER);
-            }
-            cmId.resolveRoute(step);
-            ev = next(ch, deadline);
-            if (ev == null) {
-                return at.fail(VipReturn.TIMEOUT);
-            }
-            if (ev.type() != CmEventType.ROUTE_RESOLVED) {
-                return at.fail(VipReturn.NOT_REACHABLE);
-            }
-            at.toInit(cmId);
-            cmId.connect(parameters(at, ConnectMessage.of(at.attributes(), remote.discriminator(), local.discriminator()).encode()));
-            ev = next(ch, deadline);
-            if (ev == null) {
-                return at.fail(VipReturn.TIMEOUT);
-            }
-            if (ev.type() == CmEventType.REJECTED) {
-                byte[] pd = ev.privateData();
-                boolean byConsumer = pd.length >= 2 && pd[0] == ConnectMessage.REJECT[0] && pd[1] == ConnectMessage.REJECT[1];
-                return at.fail(byConsumer ? VipReturn.REJECT : VipReturn.NOT_REACHABLE);
-            }
-            if (ev.type() != CmEventType.CONNECT_RESPONSE) {
-                return at.fail(VipReturn.NOT_REACHABLE);
-            }
-            ConnectMessage reply = ConnectMessage.decode(ev.privateData());
-            if (reply == null) {
-                return at.fail(VipReturn.ERROR_RESOURCE);
-            }
-            at.readyToSend(cmId);
-            cmId.establish();
-            at.connected(cmId, ch, reply.attributes());
+            at.connected(cmId, ch, reply[0].attributes());
             watch(at, ch);
             return VipReturn.SUCCESS;
+        } catch (RdmaTimeoutException e) {
+            return at.fail(VipReturn.TIMEOUT);
+        } catch (RdmaConnectionException e) {
+            return at.fail(outcome(e));
+        } catch (VipException e) {
+            return at.fail(e.code());
         } catch (RuntimeException e) {
             // a step failed, or the attempt was cancelled (its channel closed under it)
             return at.fail(VipReturn.ERROR_RESOURCE);
         }
+    }
+
+    /** What VipConnectRequest returns for a connect that failed: REJECT when the peer's consumer rejected it. */
+    private static VipReturn outcome(RdmaConnectionException e) {
+        if (e.kind() != Failure.Kind.EVENT) {
+            return VipReturn.ERROR_RESOURCE;
+        }
+        byte[] pd = e.privateData();
+        boolean byConsumer = e.event() == CmEventType.REJECTED && pd.length >= 2
+                && pd[0] == ConnectMessage.REJECT[0] && pd[1] == ConnectMessage.REJECT[1];
+        return byConsumer ? VipReturn.REJECT : VipReturn.NOT_REACHABLE;
     }
 
     /** VipConnectAccept's connection dance for an attempt that has begun and consumed {@code conn}. */
