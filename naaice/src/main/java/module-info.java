@@ -5,7 +5,7 @@
  */
 module dev.verbs4j.naaice {
     requires transitive dev.verbs4j.verbs;
-    requires dev.verbs4j.rdmacm;
+    requires transitive dev.verbs4j.rdmacm;
 
     exports dev.verbs4j.naaice;
 }

@@ -173,11 +173,11 @@ final class ClientConnector implements AutoCloseable {
             } catch (RuntimeException e) {
                 // already disconnected
             }
-            throw state.fail(NaaiceException.Reason.CM_EVENT, ev.status(), "the NAA disconnected (" + t + ") in state " + s,
-                    null);
+            throw state.failTransport(NaaiceException.Reason.CM_EVENT, ev.status(), "the NAA disconnected (" + t + ") in state " + s,
+                    Failure.peerDisconnected(t));
         }
         if (t != CmEventType.TIMEWAIT_EXIT && t != CmEventType.ADDR_CHANGE) {
-            throw state.fail(NaaiceException.Reason.CM_EVENT, ev.status(), t + " in state " + s, null);
+            throw state.failTransport(NaaiceException.Reason.CM_EVENT, ev.status(), t + " in state " + s, Failure.event(t, ev.status()));
         }
     }
 

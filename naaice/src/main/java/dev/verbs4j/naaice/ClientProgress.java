@@ -1,5 +1,7 @@
 package dev.verbs4j.naaice;
 
+import dev.verbs4j.rdmacm.Failure;
+
 import dev.verbs4j.verbs.WcOpcode;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.event.DescriptorWaiter;
@@ -197,8 +199,8 @@ final class ClientProgress {
         if (!wc.isSuccess()) {
             if (!state.is(NaaState.ERROR)) {
                 int status = wc.statusCode();
-                state.fail(NaaiceException.Reason.WORK_COMPLETION, status, "work request " + wrId + " failed with " + wc.status()
-                        + (status == 13 ? " (the NAA was not ready for the RPC)" : ""), null);
+                state.failTransport(NaaiceException.Reason.WORK_COMPLETION, status, "work request " + wrId + " failed with " + wc.status()
+                        + (status == 13 ? " (the NAA was not ready for the RPC)" : ""), Failure.workCompletion(wc.status()));
             }
         } else if (RegionSetup.owns(wrId)) {
             regionSetup.complete(wrId, wc.byteLength());

@@ -1,5 +1,7 @@
 package dev.verbs4j.naaice;
 
+import dev.verbs4j.rdmacm.Failure;
+
 import java.net.InetSocketAddress;
 
 /**
@@ -61,7 +63,16 @@ final class ClientState {
      * one by the NAA's return code) and returns the failure the client keeps.
      */
     NaaiceException fail(NaaiceException.Reason reason, int code, String message, Throwable cause) {
-        NaaiceException e = new NaaiceException(reason, code, message, cause);
+        return fail(new NaaiceException(reason, code, message, cause));
+    }
+
+    /** {@link #fail(NaaiceException.Reason, int, String, Throwable)} for a failure of the connection underneath. */
+    NaaiceException failTransport(NaaiceException.Reason reason, int code, String message, Failure transport) {
+        return fail(new NaaiceException(reason, code, message, null, transport));
+    }
+
+    private NaaiceException fail(NaaiceException e) {
+        NaaiceException.Reason reason = e.reason();
         if (failedByReturnCode() && reason != NaaiceException.Reason.NAA_RETURN_CODE) {
             failure = e; // a real failure replaces the recoverable one
         } else if (machine.state() != NaaState.ERROR && machine.state() != NaaState.DISCONNECTED) {

@@ -1,5 +1,8 @@
 package dev.verbs4j.naaice;
 
+import dev.verbs4j.rdmacm.Failure;
+import dev.verbs4j.rdmacm.RdmaConnectionException;
+
 /**
  * Why a NAAICE context went to {@link NaaState#ERROR}: the {@link Reason} and, where there is one,
  * its numeric code (MRSP error code, NAA return code, CM event status, work completion status).
@@ -28,12 +31,22 @@ public final class NaaiceException extends RuntimeException {
 
     private final Reason reason;
     private final int code;
+    private final Failure failure;
 
-    /** A failure of {@code reason} with {@code code} (0 when there is none). */
+    /**
+     * A failure of {@code reason} with {@code code} (0 when there is none); its {@link #failure()}
+     * is its cause's when that is an {@link RdmaConnectionException}.
+     */
     public NaaiceException(Reason reason, int code, String message, Throwable cause) {
+        this(reason, code, message, cause, cause instanceof RdmaConnectionException r ? r.failure() : null);
+    }
+
+    /** A failure of {@code reason} with {@code code} whose transport failure is {@code failure} (may be null). */
+    public NaaiceException(Reason reason, int code, String message, Throwable cause, Failure failure) {
         super(reason + (code != 0 ? " " + code : "") + ": " + message, cause);
         this.reason = reason;
         this.code = code;
+        this.failure = failure;
     }
 
     /** A failure without a cause. */
@@ -49,5 +62,15 @@ public final class NaaiceException extends RuntimeException {
     /** The code of the failure (see {@link Reason}), or 0. */
     public int code() {
         return code;
+    }
+
+    /**
+     * The failure of the connection underneath, as RDMA CM and the completions describe it (the
+     * event and its status, the completion status, the errno), for {@link Reason#CM_EVENT}, {@link
+     * Reason#WORK_COMPLETION} and a {@link Reason#LOCAL} failure of a librdmacm call; null for the
+     * protocol's own failures.
+     */
+    public Failure failure() {
+        return failure;
     }
 }

@@ -1,5 +1,10 @@
 package dev.verbs4j.naaice;
 
+import dev.verbs4j.rdmacm.CmEventType;
+import dev.verbs4j.rdmacm.Failure;
+import dev.verbs4j.rdmacm.RdmaConnectionException;
+import dev.verbs4j.verbs.WcStatus;
+
 import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
@@ -50,5 +55,18 @@ class ClientStateTest {
         assertThat(state.failure()).isNull();
         assertThatThrownBy(() -> state.expect(NaaState.INIT, "startConnect"))
                 .isInstanceOf(IllegalStateException.class).hasMessage("startConnect needs INIT, the context is DISCONNECTED");
+    }
+
+    @Test
+    void aTransportFailureIsCarriedAsTheConnectionsFailure() {
+        NaaiceException wc = state.failTransport(NaaiceException.Reason.WORK_COMPLETION, 5, "flushed",
+                Failure.workCompletion(WcStatus.WR_FLUSH_ERR));
+        assertThat(wc.failure()).isEqualTo(Failure.workCompletion(WcStatus.WR_FLUSH_ERR));
+        assertThat(wc.failure().kind()).isEqualTo(Failure.Kind.WORK_COMPLETION);
+        RdmaConnectionException cm = new RdmaConnectionException("connect to x: rejected", Failure.event(CmEventType.REJECTED, 28),
+                null, null);
+        assertThat(new NaaiceException(NaaiceException.Reason.CM_EVENT, 28, "rejected", cm).failure())
+                .isEqualTo(Failure.event(CmEventType.REJECTED, 28));
+        assertThat(new NaaiceException(NaaiceException.Reason.PROTOCOL, 0, "unexpected message").failure()).isNull();
     }
 }
