@@ -14,6 +14,7 @@ import dev.verbs4j.verbs.Gid;
 import dev.verbs4j.verbs.NativeResource;
 import dev.verbs4j.verbs.VerbsException;
 import dev.verbs4j.verbs.event.DescriptorWaiter;
+import dev.verbs4j.verbs.event.Readiness;
 import dev.verbs4j.verbs.event.EventSource;
 import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Libc;
@@ -120,6 +121,19 @@ public final class EventChannel extends NativeResource implements EventSource {
      */
     public CmEvent getEvent(Duration timeout) {
         return waiter.await(timeout, this::tryGetEvent);
+    }
+
+    /**
+     * Runs {@code task} on a new virtual thread once an event is pending or the channel closes,
+     * unless the returned watch is cancelled first; no thread waits meanwhile. Closing the channel
+     * runs a pending task (which then finds the channel closed) before the descriptor goes.
+     *
+     * @throws IllegalStateException when the channel is closed
+     */
+    public Readiness.Watch whenReadable(Runnable task) {
+        try (Use held = use()) {
+            return waiter.whenReadable(task);
+        }
     }
 
     /**

@@ -227,22 +227,43 @@ final class ViConnector {
      * Watches the connection's event channel while the VI is connected: the peer's disconnect (or
      * its process ending, or the device going away) is handed to the VI, which puts a Connected VI
      * in the Error state and reports the asynchronous CONN_LOST error (§9.9.1), so the consumer
-     * learns of it before its next data transfer (§5.4 only requires it by then). The watch ends
-     * when this side disconnects (the channel is closed) or the VI is destroyed.
+     * learns of it before its next data transfer (§5.4 only requires it by then). No thread waits:
+     * the channel runs the watch when an event is pending. The watch ends when this side
+     * disconnects (the channel is closed, which runs it one last time) or the VI is destroyed.
      */
     private static void watch(ConnectSteps vi, EventChannel ch) {
-        Thread.ofVirtual().name("VIPL connection " + vi.nicName()).start(() -> {
+        new ConnectionWatch(vi, ch).arm();
+    }
+
+    /** One connection's watch: takes the pending events, hands them to the VI, and arms again. */
+    private record ConnectionWatch(ConnectSteps vi, EventChannel ch) implements Runnable {
+
+        void arm() {
+            try {
+                ch.whenReadable(this);
+            } catch (IllegalStateException closed) {
+                // the VI disconnected meanwhile
+            }
+        }
+
+        @Override
+        public void run() {
             while (true) {
                 CmEvent ev;
                 try {
-                    ev = ch.getEvent(Duration.ofSeconds(1));
+                    ev = ch.tryGetEvent();
                 } catch (RuntimeException closed) {
                     return;
                 }
+                // null: nothing pending; the VI says whether it still watches this channel
                 if (!vi.connectionEvent(ch, ev == null ? null : ev.type())) {
                     return;
                 }
+                if (ev == null) {
+                    arm();
+                    return;
+                }
             }
-        });
+        }
     }
 }

@@ -23,13 +23,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * requester gives up. The channel and ids belong to this object.
  *
  * <p>Several VipConnectWait calls may wait at once, each with its own deadline: one of them at a
- * time reads the channel (in slices, never past its own deadline), the others sleep on a
- * condition that every event handled signals, and take over reading when the reader leaves.
+ * time reads the channel (never past its own deadline), the others sleep on a condition that
+ * every event handled signals, and take over reading when the reader leaves. An event, the
+ * reader leaving and {@link #close} wake them; nobody wakes to look.
  */
 final class VipListener {
 
-    /** The longest a reader waits on the channel at once (it rechecks the queue and its deadline after). */
-    private static final long SLICE_NANOS = 200_000_000L;
+    /** The longest wait at once: only keeps an INFINITE wait's deadline arithmetic finite. */
+    private static final long MAX_WAIT_NANOS = 86_400_000_000_000L;
 
     private final VipNic nic;
     private final EventChannel channel;
@@ -86,7 +87,7 @@ final class VipListener {
                     CmEvent ev;
                     lock.unlock();
                     try {
-                        ev = left <= 0 ? channel.tryGetEvent() : channel.getEvent(Duration.ofNanos(Math.min(left, SLICE_NANOS)));
+                        ev = left <= 0 ? channel.tryGetEvent() : channel.getEvent(Duration.ofNanos(Math.min(left, MAX_WAIT_NANOS)));
                     } finally {
                         lock.lock();
                         reading = false;
@@ -100,7 +101,7 @@ final class VipListener {
                 } else if (left <= 0) {
                     return null;   // another wait reads the channel, and this one has no time left (timeout 0)
                 } else {
-                    changed.awaitNanos(Math.min(left, SLICE_NANOS));
+                    changed.awaitNanos(Math.min(left, MAX_WAIT_NANOS));
                 }
             }
         } catch (InterruptedException e) {
