@@ -7,7 +7,6 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The passive side of an RDMA CM connection: one connection request a listener took ({@link
@@ -24,13 +23,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * the phase it failed in.
  *
  * <p>The request's id belongs to the caller once accepted (to close on failure as on success); a
- * reject frees it. One thread (or event loop) drives it at a time; its methods are synchronized,
+ * reject frees it. One thread (or event loop) drives it at a time; its methods take one lock,
  * as {@link CmConnector}'s are.
  */
 public final class CmAcceptor {
-
-    /** Guards the state: an event thread may advance it while another thread connects or accepts. */
-    private final ReentrantLock lock = new ReentrantLock();
 
     private final CmEvent request;
     private final CmId id;
@@ -86,7 +82,7 @@ public final class CmAcceptor {
      * established for a UD id (librdmacm awaits no outcome of a UD accept).
      */
     public void accept(ConnectionParameters parameters) throws RdmaConnectionException {
-        lock.lock();
+        progress.lock.lock();
         try {
             progress.expect(CmPhase.DECISION, "accept");
             boolean ud = id.qpType() == QpType.UD;
@@ -98,7 +94,7 @@ public final class CmAcceptor {
                 progress.rest(CmPhase.ESTABLISHED);
             }
         } finally {
-            lock.unlock();
+            progress.lock.unlock();
         }
     }
 
@@ -109,7 +105,7 @@ public final class CmAcceptor {
 
     /** Rejects the request sending {@code privateData} (at most 148 bytes over RoCE; may be empty) and frees its id. */
     public void reject(byte[] privateData) throws RdmaConnectionException {
-        lock.lock();
+        progress.lock.lock();
         try {
             progress.expect(CmPhase.DECISION, "reject");
             try {
@@ -122,7 +118,7 @@ public final class CmAcceptor {
             id.close();
             progress.rest(CmPhase.REJECTED);
         } finally {
-            lock.unlock();
+            progress.lock.unlock();
         }
     }
 
@@ -147,7 +143,7 @@ public final class CmAcceptor {
      * @throws IllegalStateException    when the acceptor failed or is done
      */
     public CmPhase advance(CmEvent event) throws RdmaConnectionException {
-        lock.lock();
+        progress.lock.lock();
         try {
             if (!progress.takes(id, event)) {
                 return progress.phase();
@@ -159,7 +155,7 @@ public final class CmAcceptor {
             progress.rest(CmPhase.ESTABLISHED);
             return progress.phase();
         } finally {
-            lock.unlock();
+            progress.lock.unlock();
         }
     }
 
@@ -170,32 +166,17 @@ public final class CmAcceptor {
      * @throws RdmaTimeoutException "accept from …: acceptance (no RDMA_CM_EVENT_ESTABLISHED within … ms)"
      */
     public void checkTimeout() throws RdmaTimeoutException {
-        lock.lock();
-        try {
-            progress.check();
-        } finally {
-            lock.unlock();
-        }
+        progress.checkLocked();
     }
 
     /** Nanoseconds the acceptance has left (Long.MAX_VALUE in a resting or final phase). */
     public long remainingNanos() {
-        lock.lock();
-        try {
-            return Math.max(0, progress.remainingNanos());
-        } finally {
-            lock.unlock();
-        }
+        return progress.remainingNanosLocked();
     }
 
     /** The phase the acceptor is in (after a failure: the one it failed in). */
     public CmPhase phase() {
-        lock.lock();
-        try {
-            return progress.phase();
-        } finally {
-            lock.unlock();
-        }
+        return progress.locked(progress::phase);
     }
 
     /** The request's id: the caller's once accepted. */
@@ -220,31 +201,16 @@ public final class CmAcceptor {
 
     /** The ESTABLISHED event, or null before it. */
     public CmEvent established() {
-        lock.lock();
-        try {
-            return established;
-        } finally {
-            lock.unlock();
-        }
+        return progress.locked(() -> established);
     }
 
     /** What ended the acceptor (the exception it threw), or null. */
     public Throwable failure() {
-        lock.lock();
-        try {
-            return progress.failure();
-        } finally {
-            lock.unlock();
-        }
+        return progress.locked(progress::failure);
     }
 
     @Override
     public String toString() {
-        lock.lock();
-        try {
-            return progress.what() + " (" + progress.phase() + ")";
-        } finally {
-            lock.unlock();
-        }
+        return progress.describeLocked();
     }
 }

@@ -4,7 +4,6 @@ import dev.verbs4j.verbs.VerbsException;
 
 import java.net.InetSocketAddress;
 import java.util.Objects;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The active side of an RDMA CM connection on one asynchronous {@link CmId}: resolve the address,
@@ -30,13 +29,10 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>The connector owns nothing: the id, its channel and what the steps create stay the caller's
  * (to close on failure as on success). One thread (or event loop) drives it at a time; its
- * methods are synchronized, so that a thread taking the events and one connecting may hand it
+ * methods take one lock, so that a thread taking the events and one connecting may hand it
  * to each other (as rping's do).
  */
 public final class CmConnector {
-
-    /** Guards the state: an event thread may advance it while another thread connects or accepts. */
-    private final ReentrantLock lock = new ReentrantLock();
 
     /**
      * What the caller does between the phases; runs on the thread that drives the connector. An
@@ -102,14 +98,14 @@ public final class CmConnector {
      * @param source the local address to connect from, or null to let the routing table choose
      */
     public void resolve(InetSocketAddress source) throws RdmaConnectionException {
-        lock.lock();
+        progress.lock.lock();
         try {
             progress.expect(CmPhase.IDLE, "resolve the address");
             progress.restart();
             enter(CmPhase.ADDRESS_RESOLUTION);
             progress.call(() -> id.resolveAddress(source, destination, progress.remainingForCall()));
         } finally {
-            lock.unlock();
+            progress.lock.unlock();
         }
     }
 
@@ -163,7 +159,7 @@ public final class CmConnector {
      * @throws IllegalStateException    when the connector failed or is established
      */
     public CmPhase advance(CmEvent event) throws RdmaConnectionException {
-        lock.lock();
+        progress.lock.lock();
         try {
             CmPhase phase = progress.phase();
             if (!progress.takes(id, event)) {
@@ -204,31 +200,31 @@ public final class CmConnector {
             }
             return progress.phase();
         } finally {
-            lock.unlock();
+            progress.lock.unlock();
         }
     }
 
     /** Connects with {@code parameters} ({@code rdma_connect}) from {@link CmPhase#READY_TO_CONNECT}. */
     public void connectWith(ConnectionParameters parameters) throws RdmaConnectionException {
-        lock.lock();
+        progress.lock.lock();
         try {
             progress.expect(CmPhase.READY_TO_CONNECT, "connect");
             enter(CmPhase.CONNECTION);
             progress.call(() -> id.connect(parameters));
         } finally {
-            lock.unlock();
+            progress.lock.unlock();
         }
     }
 
     /** Completes the connection ({@code rdma_establish}) from {@link CmPhase#READY_TO_ESTABLISH}. */
     public void establish() throws RdmaConnectionException {
-        lock.lock();
+        progress.lock.lock();
         try {
             progress.expect(CmPhase.READY_TO_ESTABLISH, "establish");
             progress.call(id::establish);
             progress.rest(CmPhase.ESTABLISHED);
         } finally {
-            lock.unlock();
+            progress.lock.unlock();
         }
     }
 
@@ -239,32 +235,17 @@ public final class CmConnector {
      * @throws RdmaTimeoutException naming the phase and the event it waited for
      */
     public void checkTimeout() throws RdmaTimeoutException {
-        lock.lock();
-        try {
-            progress.check();
-        } finally {
-            lock.unlock();
-        }
+        progress.checkLocked();
     }
 
     /** Nanoseconds the current phase has left (Long.MAX_VALUE in a resting or final phase). */
     public long remainingNanos() {
-        lock.lock();
-        try {
-            return Math.max(0, progress.remainingNanos());
-        } finally {
-            lock.unlock();
-        }
+        return progress.remainingNanosLocked();
     }
 
     /** The phase the connector is in (after a failure: the one it failed in). */
     public CmPhase phase() {
-        lock.lock();
-        try {
-            return progress.phase();
-        } finally {
-            lock.unlock();
-        }
+        return progress.locked(progress::phase);
     }
 
     /** The id. */
@@ -274,44 +255,24 @@ public final class CmConnector {
 
     /** The event that established the connection (ESTABLISHED, or CONNECT_RESPONSE for an own queue pair), or null. */
     public CmEvent established() {
-        lock.lock();
-        try {
-            return progress.phase() == CmPhase.ESTABLISHED ? last : null;
-        } finally {
-            lock.unlock();
-        }
+        return progress.locked(() -> progress.phase() == CmPhase.ESTABLISHED ? last : null);
     }
 
     /** What ended the connector (the exception it threw), or null while it goes on or once established. */
     public Throwable failure() {
-        lock.lock();
-        try {
-            return progress.failure();
-        } finally {
-            lock.unlock();
-        }
+        return progress.locked(progress::failure);
     }
 
     /** The reason the peer gave when it rejected the connection, or null (not rejected, or no reason given). */
     public RejectionReason rejectionReason() {
-        lock.lock();
-        try {
-            return progress.failure() instanceof RdmaConnectionException e && e.event() == CmEventType.REJECTED
-                    ? RejectionReason.decode(e.privateData()).orElse(null) : null;
-        } finally {
-            lock.unlock();
-        }
+        return progress.locked(() -> progress.failure() instanceof RdmaConnectionException e && e.event() == CmEventType.REJECTED
+                ? RejectionReason.decode(e.privateData()).orElse(null) : null);
     }
 
     /** What the connector does ("connect to /10.0.0.2:7471") and its phase. */
     @Override
     public String toString() {
-        lock.lock();
-        try {
-            return progress.what() + " (" + progress.phase() + ")";
-        } finally {
-            lock.unlock();
-        }
+        return progress.describeLocked();
     }
 
     private void enter(CmPhase phase) throws RdmaTimeoutException {

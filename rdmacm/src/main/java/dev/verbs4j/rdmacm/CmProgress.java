@@ -3,14 +3,21 @@ package dev.verbs4j.rdmacm;
 import dev.verbs4j.verbs.VerbsException;
 
 import java.time.Duration;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /**
  * How far one {@link CmConnector} or {@link CmAcceptor} got: its {@link CmPhase}, the phase's
  * deadline within the deadline of the whole, and what ended it. It times the phases out with a
  * message that names the phase and the event it waited for, and turns a failed librdmacm call
- * into an {@link RdmaConnectionException}. Confined to its owner's monitor; holds no native memory.
+ * into an {@link RdmaConnectionException}. Its {@link #lock} guards it and its owner's state
+ * (an event thread may advance them while another thread connects or accepts); the methods
+ * named "Locked" take it themselves. Holds no native memory.
  */
 final class CmProgress {
+
+    /** Held by the owner around every use of this progress but the "Locked" methods, which take it. */
+    final ReentrantLock lock = new ReentrantLock();
 
     /** A step of a connector or acceptor: the caller's, a librdmacm call, or the wait for an event. */
     @FunctionalInterface
@@ -193,6 +200,36 @@ final class CmProgress {
             fail(e);
             throw e;
         }
+    }
+
+    /** {@link #check} under the lock. */
+    void checkLocked() throws RdmaTimeoutException {
+        lock.lock();
+        try {
+            check();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** What {@code read} returns, read under the lock. */
+    <T> T locked(Supplier<T> read) {
+        lock.lock();
+        try {
+            return read.get();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Nanoseconds the current phase has left, at least 0 (Long.MAX_VALUE in a resting or final phase); under the lock. */
+    long remainingNanosLocked() {
+        return locked(() -> Math.max(0, remainingNanos()));
+    }
+
+    /** What it does and its phase ("connect to /10.0.0.2:7471 (route resolution)"), under the lock. */
+    String describeLocked() {
+        return locked(() -> what + " (" + phase + ")");
     }
 
     private <E extends Throwable> E fail(E e) {
