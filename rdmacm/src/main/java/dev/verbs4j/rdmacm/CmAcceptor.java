@@ -24,7 +24,7 @@ import java.util.Objects;
  *
  * <p>The request's id belongs to the caller once accepted (to close on failure as on success); a
  * reject frees it. One thread (or event loop) drives it at a time; its methods take one lock,
- * as {@link CmConnector}'s are.
+ * as {@link CmConnector}'s do.
  */
 public final class CmAcceptor {
 
