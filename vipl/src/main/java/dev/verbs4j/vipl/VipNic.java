@@ -2,7 +2,9 @@ package dev.verbs4j.vipl;
 
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.Context;
+import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.DeviceAttributes;
+import dev.verbs4j.verbs.Mtu;
 import dev.verbs4j.verbs.PortAttributes;
 import dev.verbs4j.verbs.QueuePairTable;
 import dev.verbs4j.verbs.TransportType;
@@ -31,6 +33,8 @@ import java.util.concurrent.locks.ReentrantLock;
 public final class VipNic implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
+    /** The depth of each work queue of a VI, and the most data segments per descriptor (D11), both capped by the device. */
+    static final int QUEUE_DEPTH = 256, MAX_SEGMENTS = 32;
 
     final String name;
     final Context context;
@@ -67,13 +71,66 @@ public final class VipNic implements AutoCloseable {
         this.context = context;
         this.device = context.queryDevice();
         this.port = context.queryPort(portNumber);
-        this.queueDepth = Math.min(device.maxQpWr(), Vipl.QUEUE_DEPTH);
-        this.maxSge = Math.min(device.maxSge(), Vipl.MAX_SEGMENTS);
+        this.queueDepth = Math.min(device.maxQpWr(), QUEUE_DEPTH);
+        this.maxSge = Math.min(device.maxSge(), MAX_SEGMENTS);
         this.maxVi = Math.min(device.maxQp(), device.maxPd());
         this.rdmaDepth = Math.max(1, Math.min(Math.min(device.maxQpRdAtom(), device.maxQpInitRdAtom()), 8));
         int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
         this.reliabilityLevels = context.device().transportType() == TransportType.IB
                 ? reliable | VipReliabilityLevel.UNRELIABLE.mask() : reliable;
+    }
+
+    /** VipOpenNic of a device name given: a new NIC handle over a new context of the device. */
+    static VipNic open(String deviceName) {
+        boolean known;
+        try {
+            known = Device.list().stream().anyMatch(d -> d.name().equals(deviceName));
+        } catch (RuntimeException e) {
+            known = false;   // no RDMA devices at all: no name is known
+        }
+        if (!known) {
+            throw new VipException(VipReturn.INVALID_PARAMETER, "VipOpenNic", "no device " + deviceName);
+        }
+        Context ctx;
+        try {
+            ctx = Context.open(deviceName);
+        } catch (RuntimeException e) {
+            throw new VipException(VipReturn.ERROR_RESOURCE, "VipOpenNic", e.getMessage());
+        }
+        try {
+            return new VipNic(deviceName, ctx);
+        } catch (RuntimeException e) {
+            ctx.close();
+            throw new VipException(VipReturn.ERROR_RESOURCE, "VipOpenNic", e.getMessage());
+        }
+    }
+
+    /** VipQueryNic's attributes (see {@link Vipl#queryNic}). */
+    VipNicAttributes attributes() {
+        var d = device;
+        int gidIndex = Math.max(0, context.preferredGidIndex(portNumber));
+        byte[] gid = context.queryGid(portNumber, gidIndex).raw();
+        Mtu mtu = port.activeMtu();
+        long nativeMtu = mtu == Mtu.UNKNOWN ? 0 : 128L << mtu.code();
+        // RDMA Read: under the reliable levels only (a UC queue pair has none, §2.5.1)
+        int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
+        return new VipNicAttributes(name, Integer.toUnsignedLong(d.hardwareVersion()), Vipl.PROVIDER_VERSION, gid, true,
+                ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), maxVi, queueDepth,
+                maxSge, d.maxCq(), d.maxCqe(), maxTransfer(), nativeMtu, d.maxPd(), reliabilityLevels, reliable);
+    }
+
+    /** VipQuerySystemManagementInfo: the port's or the device's attributes. */
+    Object systemManagementInfo(int infoType) {
+        return switch (infoType) {
+            case Vipl.SMI_PORT_ATTRIBUTES -> context.queryPort(portNumber);
+            case Vipl.SMI_DEVICE_ATTRIBUTES -> device;
+            default -> throw new VipException(VipReturn.INVALID_PARAMETER, "VipQuerySystemManagementInfo", "info type " + infoType);
+        };
+    }
+
+    /** MaxTransferSize: the port's largest message, at most 2 GiB - 1. */
+    long maxTransfer() {
+        return Math.min(port.maxMessageSize(), 0x7FFF_FFFFL);
     }
 
     /** The device name given to VipOpenNic. */
@@ -131,9 +188,11 @@ public final class VipNic implements AutoCloseable {
         }
     }
 
-    void setErrorHandler(VipErrorHandler handler, Object context) {
+    /** VipErrorCallback: {@code handler} (null: the default, which logs) gets the asynchronous errors from now on. */
+    VipReturn setErrorHandler(VipErrorHandler handler, Object context) {
         this.errorContext = context;
         this.errorHandler = handler;
+        return VipReturn.SUCCESS;
     }
 
     /**
@@ -222,7 +281,7 @@ public final class VipNic implements AutoCloseable {
             lock.unlock();
         }
         for (VipVi vi : toDestroy) {
-            vi.forceDestroy();
+            vi.machine.forceDestroy();
         }
         for (VipListener l : toClose) {
             l.close();

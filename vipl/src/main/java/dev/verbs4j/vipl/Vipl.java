@@ -1,19 +1,6 @@
 package dev.verbs4j.vipl;
 
-import dev.verbs4j.verbs.Access;
-import dev.verbs4j.verbs.CompletionChannel;
-import dev.verbs4j.verbs.CompletionQueue;
-import dev.verbs4j.verbs.Context;
-import dev.verbs4j.verbs.Device;
-import dev.verbs4j.verbs.MemoryRegion;
-import dev.verbs4j.verbs.Mtu;
-import dev.verbs4j.verbs.NativeResource;
-import dev.verbs4j.verbs.VerbsException;
-
 import java.lang.foreign.MemorySegment;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
-import java.time.Duration;
 
 /**
  * The VI Provider Library: the functions of Appendix A (§9) of the VI Architecture specification,
@@ -33,22 +20,14 @@ import java.time.Duration;
  */
 public final class Vipl {
 
-    private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
-
     /** {@code VIP_INFINITE}. */
     public static final long INFINITE = 0xFFFF_FFFFL;
     /** The provider version VipQueryNic reports. */
     public static final long PROVIDER_VERSION = 0x0001_0000L;
-    /** The depth of each work queue of a VI (capped by the device). */
-    static final int QUEUE_DEPTH = 256;
-    /** The most data segments per descriptor (capped by the device's scatter/gather limit; D11). */
-    static final int MAX_SEGMENTS = 32;
     /** VipQuerySystemManagementInfo: the port attributes ({@code dev.verbs4j.verbs.PortAttributes}). */
     public static final int SMI_PORT_ATTRIBUTES = 0;
     /** VipQuerySystemManagementInfo: the device attributes ({@code dev.verbs4j.verbs.DeviceAttributes}). */
     public static final int SMI_DEVICE_ATTRIBUTES = 1;
-
-    private static final int MIN_TRANSFER = 32 * 1024;
 
     private Vipl() {
     }
@@ -79,6 +58,22 @@ public final class Vipl {
         return vi == null || vi.destroyed;
     }
 
+    private static boolean bad(VipCq cq) {
+        return cq == null || cq.destroyed;
+    }
+
+    /** {@code nic}, unless it is a bad handle: then {@code function} fails with INVALID_PARAMETER. */
+    private static VipNic open(VipNic nic, String function) {
+        if (bad(nic)) {
+            throw fail(VipReturn.INVALID_PARAMETER, function, "bad NIC handle");
+        }
+        return nic;
+    }
+
+    private static boolean badAddress(VipNetAddress a) {
+        return a == null || a.inetAddress() == null || a.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR;
+    }
+
     private static boolean badTimeout(long t) {
         return t < 0 || t > INFINITE;
     }
@@ -95,27 +90,7 @@ public final class Vipl {
         if (deviceName == null) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipOpenNic", "no device name");
         }
-        boolean known;
-        try {
-            known = Device.list().stream().anyMatch(d -> d.name().equals(deviceName));
-        } catch (RuntimeException e) {
-            known = false;   // no RDMA devices at all: no name is known
-        }
-        if (!known) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipOpenNic", "no device " + deviceName);
-        }
-        Context ctx;
-        try {
-            ctx = Context.open(deviceName);
-        } catch (RuntimeException e) {
-            throw fail(VipReturn.ERROR_RESOURCE, "VipOpenNic", e.getMessage());
-        }
-        try {
-            return new VipNic(deviceName, ctx);
-        } catch (RuntimeException e) {
-            ctx.close();
-            throw fail(VipReturn.ERROR_RESOURCE, "VipOpenNic", e.getMessage());
-        }
+        return VipNic.open(deviceName);
     }
 
     /**
@@ -127,40 +102,10 @@ public final class Vipl {
      * calls made after it has started return INVALID_PARAMETER.
      */
     public static VipReturn closeNic(VipNic nic) {
-        if (bad(nic) || !nic.closeAll()) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return VipReturn.SUCCESS;
+        return bad(nic) || !nic.closeAll() ? VipReturn.INVALID_PARAMETER : VipReturn.SUCCESS;
     }
 
     // ===== §9.3 VIs =====
-
-    private static VipReturn checkAttributes(VipNic nic, VipViAttributes a) {
-        if (a == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (a.reliabilityLevel() == null) {
-            return VipReturn.INVALID_RELIABILITY_LEVEL;
-        }
-        if (a.reliabilityLevel() == VipReliabilityLevel.UNRELIABLE && (nic.reliabilityLevels & a.reliabilityLevel().mask()) == 0) {
-            // D18: Unreliable needs UC queue pairs
-            return VipReturn.INVALID_RELIABILITY_LEVEL;
-        }
-        if (a.maxTransferSize() < MIN_TRANSFER || a.maxTransferSize() > maxTransfer(nic)) {
-            return VipReturn.INVALID_MTU;
-        }
-        if (a.qos() != 0) {
-            return VipReturn.INVALID_QOS;
-        }
-        if (a.ptag() == null || !a.ptag().usableOn(nic)) {
-            return VipReturn.INVALID_PTAG;
-        }
-        return VipReturn.SUCCESS;
-    }
-
-    private static long maxTransfer(VipNic nic) {
-        return Math.min(nic.port.maxMessageSize(), 0x7FFF_FFFFL);
-    }
 
     /**
      * VipCreateVi (§9.3.1): a VI in the Idle state with an RC queue pair (a UC one for Unreliable) in its tag's protection
@@ -177,60 +122,17 @@ public final class Vipl {
      *                      (anything but 0: D9), INVALID_PTAG, ERROR_RESOURCE
      */
     public static VipVi createVi(VipNic nic, VipViAttributes attributes, VipCq sendCq, VipCq recvCq) {
-        if (bad(nic)) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad NIC handle");
-        }
+        open(nic, "VipCreateVi");
         for (VipCq c : new VipCq[]{sendCq, recvCq}) {
             if (c != null && (c.destroyed || c.nic != nic)) {
                 throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad CQ handle " + c);
             }
         }
-        VipReturn rc = checkAttributes(nic, attributes);
+        VipReturn rc = QueueRegistry.checkAttributes(nic, attributes);
         if (rc != VipReturn.SUCCESS) {
             throw fail(rc, "VipCreateVi", String.valueOf(attributes));
         }
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad NIC handle");
-            }
-            for (VipCq c : new VipCq[]{sendCq, recvCq}) {
-                if (c != null && c.destroyed) {
-                    throw fail(VipReturn.INVALID_PARAMETER, "VipCreateVi", "bad CQ handle " + c);
-                }
-            }
-            if (!attributes.ptag().usableOn(nic)) {
-                throw fail(VipReturn.INVALID_PTAG, "VipCreateVi", String.valueOf(attributes.ptag()));
-            }
-            if (nic.vis.size() >= nic.maxVi) {
-                throw fail(VipReturn.ERROR_RESOURCE, "VipCreateVi", "MaxVI reached");
-            }
-            VipVi vi;
-            try {
-                for (VipCq c : new VipCq[]{sendCq, recvCq}) {
-                    if (c != null) {
-                        int need = c.attachedDepth + nic.queueDepth;
-                        if (need > c.cq.capacity()) {
-                            c.cq.resize(need);
-                        }
-                    }
-                }
-                vi = new VipVi(nic, attributes, sendCq, recvCq);
-            } catch (RuntimeException e) {
-                throw fail(VipReturn.ERROR_RESOURCE, "VipCreateVi", e.getMessage());
-            }
-            for (VipCq c : new VipCq[]{sendCq, recvCq}) {
-                if (c != null) {
-                    c.attachedQueues++;
-                    c.attachedDepth += nic.queueDepth;
-                }
-            }
-            attributes.ptag().users.add(vi);
-            nic.vis.add(vi);
-            return vi;
-        } finally {
-            nic.lock.unlock();
-        }
+        return QueueRegistry.createVi(nic, attributes, sendCq, recvCq);
     }
 
     /**
@@ -238,10 +140,7 @@ public final class Vipl {
      * ERROR_RESOURCE (the code the specification names). The handle is invalid afterwards.
      */
     public static VipReturn destroyVi(VipVi vi) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.destroy();
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : vi.machine.destroy();
     }
 
     // ===== §9.4 connections =====
@@ -259,45 +158,10 @@ public final class Vipl {
      *                      ERROR_RESOURCE
      */
     public static VipConnHandle connectWait(VipNic nic, VipNetAddress localAddr, long timeoutMillis) {
-        if (bad(nic) || localAddr == null || localAddr.inetAddress() == null || badTimeout(timeoutMillis)
-                || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
+        if (bad(nic) || badAddress(localAddr) || badTimeout(timeoutMillis)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", String.valueOf(localAddr));
         }
-        VipListener l;
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", "bad NIC handle");
-            }
-            l = nic.listeners.get(localAddr.inetAddress());
-            if (l == null) {
-                try {
-                    l = new VipListener(nic, localAddr.inetAddress());
-                } catch (RuntimeException e) {
-                    throw fail(VipReturn.ERROR_RESOURCE, "VipConnectWait", e.getMessage());
-                }
-                if (!l.onDevice(nic.name)) {
-                    l.close();
-                    throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", localAddr + " is not an address of " + nic.name);
-                }
-                nic.listeners.put(localAddr.inetAddress(), l);
-            }
-        } finally {
-            nic.lock.unlock();
-        }
-        VipConnHandle c;
-        try {
-            c = l.await(localAddr.discriminator(), timeoutMillis);
-        } catch (RuntimeException e) {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", "the NIC was closed while waiting");
-            }
-            throw fail(VipReturn.ERROR_RESOURCE, "VipConnectWait", e.getMessage());
-        }
-        if (c == null) {
-            throw fail(VipReturn.TIMEOUT, "VipConnectWait", "no request for " + localAddr + " within " + timeoutMillis + " ms");
-        }
-        return c;
+        return CmConnector.await(nic, localAddr, timeoutMillis);
     }
 
     /**
@@ -310,39 +174,13 @@ public final class Vipl {
      * destroyed) and the requester's VipConnectRequest fails.
      */
     public static VipReturn connectAccept(VipConnHandle conn, VipVi vi) {
-        if (conn == null || conn.consumed || conn.nic.closed || bad(vi) || vi.nic != conn.nic) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.accept(conn);
+        return conn == null || conn.consumed || conn.nic.closed || bad(vi) || vi.nic != conn.nic
+                ? VipReturn.INVALID_PARAMETER : vi.machine.accept(conn);
     }
 
     /** VipConnectReject (§9.4.3): the requester's VipConnectRequest returns REJECT; the handle is consumed. */
     public static VipReturn connectReject(VipConnHandle conn) {
-        if (conn == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        conn.nic.lock.lock();
-        try {
-            // taken under the lock, as VipConnectAccept takes it: only one of them uses the request's id
-            if (conn.consumed || conn.nic.closed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            conn.consumed = true;
-        } finally {
-            conn.nic.lock.unlock();
-        }
-        try {
-            conn.id.reject(ConnectMessage.REJECT);
-        } catch (RuntimeException ignored) {
-            // the requester went away (or the NIC is being closed): nobody to tell
-        } finally {
-            try {
-                conn.id.close();
-            } catch (RuntimeException ignored) {
-                // closed with its listener already
-            }
-        }
-        return VipReturn.SUCCESS;
+        return conn == null ? VipReturn.INVALID_PARAMETER : CmConnector.reject(conn);
     }
 
     /**
@@ -353,23 +191,19 @@ public final class Vipl {
      * listens there or the address does not resolve; INVALID_STATE when the VI is not Idle (D5).
      * On any failure the VI is Idle again. A VipDisconnect of the VI on another thread meanwhile
      * cancels the attempt: it returns INVALID_STATE and the VI is Idle (VipCloseNic:
-     * INVALID_PARAMETER, the VI destroyed). The queue pair is only ever changed under the NIC's
-     * lock by the attempt that owns it, so such a race never touches a destroyed queue pair.
+     * INVALID_PARAMETER, the VI destroyed).
      */
     public static VipReturn connectRequest(VipVi vi, VipNetAddress localAddr, VipNetAddress remoteAddr, long timeoutMillis) {
-        if (bad(vi) || localAddr == null || remoteAddr == null || localAddr.inetAddress() == null
-                || remoteAddr.inetAddress() == null || badTimeout(timeoutMillis)
-                || remoteAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR
-                || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
+        if (bad(vi) || badAddress(localAddr) || badAddress(remoteAddr) || badTimeout(timeoutMillis)) {
             return VipReturn.INVALID_PARAMETER;
         }
-        if (vi.state != VipViState.IDLE) {
+        if (vi.state() != VipViState.IDLE) {
             return VipReturn.INVALID_STATE;
         }
         if (timeoutMillis == 0) {
             return VipReturn.TIMEOUT;
         }
-        return vi.connectRequest(localAddr, remoteAddr, timeoutMillis);
+        return vi.machine.connectRequest(localAddr, remoteAddr, timeoutMillis);
     }
 
     /**
@@ -392,45 +226,8 @@ public final class Vipl {
      *         TIMEOUT for a timeout of 0 (D3)
      */
     public static VipReturn connectPeerRequest(VipVi vi, VipNetAddress localAddr, VipNetAddress remoteAddr, long timeoutMillis) {
-        if (bad(vi) || localAddr == null || remoteAddr == null || localAddr.inetAddress() == null
-                || remoteAddr.inetAddress() == null || badTimeout(timeoutMillis)
-                || remoteAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR
-                || localAddr.discriminator().length > ConnectMessage.MAX_DISCRIMINATOR) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        int order = comparePeers(localAddr, remoteAddr);
-        if (order == 0) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        vi.nic.lock.lock();
-        try {
-            if (vi.destroyed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (vi.state != VipViState.IDLE || vi.peerConnect != null) {
-                return VipReturn.INVALID_STATE;
-            }
-            if (timeoutMillis == 0) {
-                return VipReturn.TIMEOUT;
-            }
-            VipVi.PeerAttempt attempt = new VipVi.PeerAttempt();
-            vi.peerConnect = attempt;
-            long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-            attempt.thread = Thread.ofVirtual().name("VIPL peer connect " + vi.nic.name).start(() -> {
-                VipReturn rc;
-                try {
-                    rc = order < 0 ? peerAccept(vi, attempt, localAddr, remoteAddr, deadline)
-                            : peerRequest(vi, attempt, localAddr, remoteAddr, deadline);
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.DEBUG, "VipConnectPeerRequest failed", e);
-                    rc = VipReturn.ERROR_RESOURCE;
-                }
-                attempt.outcome.complete(rc); // (a cancellation completed it first: its code stands)
-            });
-            return VipReturn.SUCCESS;
-        } finally {
-            vi.nic.lock.unlock();
-        }
+        return bad(vi) || badAddress(localAddr) || badAddress(remoteAddr) || badTimeout(timeoutMillis)
+                ? VipReturn.INVALID_PARAMETER : PeerConnect.start(vi, localAddr, remoteAddr, timeoutMillis);
     }
 
     /**
@@ -441,30 +238,7 @@ public final class Vipl {
      *         INVALID_PARAMETER (bad VI), INVALID_STATE (no attempt outstanding)
      */
     public static VipReturn connectPeerDone(VipVi vi) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        VipVi.PeerAttempt attempt = vi.peerConnect;
-        if (attempt == null) {
-            return VipReturn.INVALID_STATE;
-        }
-        if (!attempt.outcome.isDone()) {
-            return VipReturn.NOT_DONE;
-        }
-        return collect(vi, attempt);
-    }
-
-    /** The outcome of a finished attempt; the attempt is over (the first caller to collect it clears it). */
-    private static VipReturn collect(VipVi vi, VipVi.PeerAttempt attempt) {
-        vi.nic.lock.lock();
-        try {
-            if (vi.peerConnect == attempt) {
-                vi.peerConnect = null;
-            }
-        } finally {
-            vi.nic.lock.unlock();
-        }
-        return attempt.outcome.join();
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : PeerConnect.outcome(vi, false);
     }
 
     /**
@@ -473,116 +247,7 @@ public final class Vipl {
      * VipDestroyVi or VipCloseNic meanwhile ends the wait with INVALID_PARAMETER.
      */
     public static VipReturn connectPeerWait(VipVi vi) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        VipVi.PeerAttempt attempt = vi.peerConnect;
-        if (attempt == null) {
-            return VipReturn.INVALID_STATE;
-        }
-        // parks until the outcome is known: the attempt's thread, or a VipDestroyVi or VipCloseNic
-        // that cancels the attempt, completes it
-        try {
-            attempt.outcome.get();
-            return collect(vi, attempt);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return VipReturn.TIMEOUT;
-        } catch (java.util.concurrent.ExecutionException e) {
-            return VipReturn.ERROR_RESOURCE; // (never: the outcome is only ever completed normally)
-        }
-    }
-
-    /** Host address bytes, then discriminator bytes, unsigned; the shorter first on a common prefix. */
-    static int comparePeers(VipNetAddress x, VipNetAddress y) {
-        int c = java.util.Arrays.compareUnsigned(x.hostAddress(), y.hostAddress());
-        return c != 0 ? c : java.util.Arrays.compareUnsigned(x.discriminator(), y.discriminator());
-    }
-
-    /**
-     * Closes a verbs object for a VIPL destroy: ERROR_RESOURCE when the provider refused (logged
-     * as {@code refusal}; the object is closed for the library all the same), else SUCCESS.
-     */
-    private static VipReturn providerClose(NativeResource object, String refusal) {
-        try {
-            object.close();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.DEBUG, refusal, e);
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return VipReturn.SUCCESS;
-    }
-
-    private static long millisLeft(long deadline) {
-        if (deadline == Long.MAX_VALUE) {
-            return INFINITE;
-        }
-        return Math.max(0, (deadline - System.nanoTime()) / 1_000_000);
-    }
-
-    /** The longest a peer attempt waits at once before it checks whether it was cancelled. */
-    private static final long PEER_SLICE_MILLIS = 200;
-
-    /** One try of a peer attempt, given the milliseconds left: the result, or null to try again. */
-    private interface PeerTry {
-        VipReturn attempt(long leftMillis);
-    }
-
-    /** Runs {@code step} until it has a result, the attempt is cancelled or the deadline passed. */
-    private static VipReturn peerTries(VipVi.PeerAttempt attempt, long deadline, PeerTry step) {
-        while (true) {
-            if (attempt.cancelled) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            long left = millisLeft(deadline);
-            if (left == 0) {
-                return VipReturn.TIMEOUT;
-            }
-            VipReturn rc = step.attempt(left);
-            if (rc != null) {
-                return rc;
-            }
-        }
-    }
-
-    /** The lower peer: waits for the other's request and accepts it. */
-    private static VipReturn peerAccept(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
-                                        long deadline) {
-        return peerTries(attempt, deadline, left -> {
-            VipConnHandle h;
-            try {
-                h = connectWait(vi.nic, local, Math.min(left, PEER_SLICE_MILLIS));
-            } catch (VipException e) {
-                return e.code() == VipReturn.TIMEOUT ? null : e.code();
-            }
-            if (attempt.cancelled) {
-                connectReject(h);
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (h.remoteAddress().inetAddress().equals(remote.inetAddress())) {
-                return connectAccept(h, vi);
-            }
-            connectReject(h);
-            return null;
-        });
-    }
-
-    /** The higher peer: requests until the other listens, within the deadline. */
-    private static VipReturn peerRequest(VipVi vi, VipVi.PeerAttempt attempt, VipNetAddress local, VipNetAddress remote,
-                                         long deadline) {
-        return peerTries(attempt, deadline, left -> {
-            VipReturn rc = connectRequest(vi, local, remote, left);
-            if (rc != VipReturn.NOT_REACHABLE) {
-                return rc;
-            }
-            try {
-                Thread.sleep(Math.min(50, Math.max(1, millisLeft(deadline))));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return VipReturn.TIMEOUT;
-            }
-            return null;
-        });
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : PeerConnect.outcome(vi, true);
     }
 
     /**
@@ -591,34 +256,14 @@ public final class Vipl {
      * receives waiting for a connection are flushed too).
      */
     public static VipReturn disconnect(VipVi vi) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.disconnect();
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : vi.machine.disconnect();
     }
 
     // ===== §9.5 protection tags and memory =====
 
     /** VipCreatePtag (§9.5.1): a new protection domain. @throws VipException INVALID_PARAMETER, ERROR_RESOURCE */
     public static VipPtag createPtag(VipNic nic) {
-        if (bad(nic)) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
-        }
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipCreatePtag", "bad NIC handle");
-            }
-            try {
-                VipPtag p = new VipPtag(nic, nic.context.allocateProtectionDomain());
-                nic.ptags.add(p);
-                return p;
-            } catch (RuntimeException e) {
-                throw fail(VipReturn.ERROR_RESOURCE, "VipCreatePtag", e.getMessage());
-            }
-        } finally {
-            nic.lock.unlock();
-        }
+        return MemoryRegistry.createPtag(open(nic, "VipCreatePtag"));
     }
 
     /**
@@ -628,30 +273,8 @@ public final class Vipl {
      * domain is released with the NIC.
      */
     public static VipReturn destroyPtag(VipNic nic, VipPtag ptag) {
-        if (bad(nic) || ptag == null || !ptag.usableOn(nic)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        nic.lock.lock();
-        try {
-            if (!ptag.usableOn(nic)) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            // regions whose RdmaArena was closed (which deregistered them) no longer use the tag
-            for (Object u : new java.util.ArrayList<>(ptag.users)) {
-                if (u instanceof VipMemHandle h && h.invalid()) {
-                    nic.forget(h);
-                }
-            }
-            if (!ptag.users.isEmpty()) {
-                return VipReturn.ERROR_RESOURCE;
-            }
-            ptag.destroyed = true;
-            nic.ptags.remove(ptag);
-            // ibv_dealloc_pd fails e.g. when a region it could not deregister still uses the domain
-            return providerClose(ptag.pd, "VipDestroyPtag: ibv_dealloc_pd refused");
-        } finally {
-            nic.lock.unlock();
-        }
+        return bad(nic) || ptag == null || !ptag.usableOn(nic)
+                ? VipReturn.INVALID_PARAMETER : MemoryRegistry.destroyPtag(nic, ptag);
     }
 
     /**
@@ -676,42 +299,7 @@ public final class Vipl {
         if (attributes.ptag() == null || !attributes.ptag().usableOn(nic)) {
             throw fail(VipReturn.INVALID_PTAG, "VipRegisterMem", String.valueOf(attributes.ptag()));
         }
-        int access = access(attributes);
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", "bad NIC handle");
-            }
-            if (!attributes.ptag().usableOn(nic)) {
-                throw fail(VipReturn.INVALID_PTAG, "VipRegisterMem", String.valueOf(attributes.ptag()));
-            }
-            MemoryRegion mr;
-            try {
-                mr = attributes.ptag().pd.register(memory, access);
-            } catch (VerbsException e) {
-                throw fail(e.errno() == 14 ? VipReturn.INVALID_PARAMETER : VipReturn.ERROR_RESOURCE, "VipRegisterMem", e.getMessage());
-            } catch (IllegalArgumentException e) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", "the memory is not of an open RdmaArena or the"
-                        + " global arena, so it could be freed while the NIC can reach it: allocate it from an RdmaArena"
-                        + " (whose close deregisters the region first) [" + e.getMessage() + "]");
-            } catch (RuntimeException e) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipRegisterMem", e.getMessage());
-            }
-            if ((access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) != 0 && mr.rkey() != mr.lkey()) {
-                mr.close();
-                throw fail(VipReturn.ERROR_RESOURCE, "VipRegisterMem", "the provider gives different local and remote keys");
-            }
-            VipMemHandle h = new VipMemHandle(nic, mr, memory, attributes);
-            VipMemHandle stale = nic.regions.get(h.value());
-            if (stale != null) {
-                nic.forget(stale); // its RdmaArena's close deregistered it, and the provider reuses its key
-            }
-            nic.regions.put(h.value(), h);
-            attributes.ptag().users.add(h);
-            return h;
-        } finally {
-            nic.lock.unlock();
-        }
+        return MemoryRegistry.register(nic, memory, attributes);
     }
 
     /**
@@ -727,25 +315,8 @@ public final class Vipl {
      *         keeps the tag from being destroyed) is released with the NIC.
      */
     public static VipReturn deregisterMem(VipNic nic, long address, VipMemHandle handle) {
-        if (bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        nic.lock.lock();
-        try {
-            if (handle.destroyed || nic.closed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (handle.invalid()) {
-                nic.forget(handle); // its RdmaArena's close deregistered it already
-                return VipReturn.INVALID_PARAMETER;
-            }
-            nic.regions.remove(handle.value());
-            handle.attributes.ptag().users.remove(handle);
-            handle.destroyed = true;
-            return providerClose(handle.mr, "VipDeregisterMem: ibv_dereg_mr refused");
-        } finally {
-            nic.lock.unlock();
-        }
+        return bad(nic) || handle == null || handle.destroyed || handle.nic != nic || handle.address() != address
+                ? VipReturn.INVALID_PARAMETER : MemoryRegistry.deregister(nic, handle);
     }
 
     /**
@@ -774,68 +345,7 @@ public final class Vipl {
         if (attributes.ptag() == null || !attributes.ptag().usableOn(nic)) {
             return VipReturn.INVALID_PTAG;
         }
-        int access = access(attributes);
-        nic.lock.lock();
-        try {
-            if (handle.destroyed || nic.closed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (handle.invalid()) {
-                nic.forget(handle); // its RdmaArena's close deregistered it
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (!attributes.ptag().usableOn(nic)) {
-                return VipReturn.INVALID_PTAG;
-            }
-            VipPtag old = handle.attributes.ptag();
-            if (old == attributes.ptag()) {
-                if (access != handle.mr.access()) {
-                    try {
-                        handle.mr.reregister(access);
-                    } catch (RuntimeException e) {
-                        LOG.log(System.Logger.Level.DEBUG, "VipSetMemAttributes: ibv_rereg_mr refused, registering again", e);
-                        return replaceRegistration(handle, attributes, access);
-                    }
-                    if ((access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) != 0 && handle.mr.rkey() != handle.mr.lkey()) {
-                        // Soft-RoCE keeps the remote key of a region registered without remote
-                        // access at 0 through ibv_rereg_mr: such a region needs a new registration
-                        return replaceRegistration(handle, attributes, access);
-                    }
-                }
-                handle.attributes = attributes;
-                return VipReturn.SUCCESS;
-            }
-            return replaceRegistration(handle, attributes, access);
-        } finally {
-            nic.lock.unlock();
-        }
-    }
-
-    /** The verbs access flags of a region with {@code attributes}. */
-    private static int access(VipMemAttributes attributes) {
-        return Access.LOCAL_WRITE | (attributes.enableRdmaWrite() ? Access.REMOTE_WRITE : 0)
-                | (attributes.enableRdmaRead() ? Access.REMOTE_READ : 0);
-    }
-
-    /** Registers the handle's memory under {@code attributes} and drops the old registration. Under the lock. */
-    private static VipReturn replaceRegistration(VipMemHandle handle, VipMemAttributes attributes, int access) {
-        MemoryRegion mr;
-        try {
-            mr = attributes.ptag().pd.register(handle.memory, access);
-        } catch (RuntimeException e) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        if ((access & (Access.REMOTE_READ | Access.REMOTE_WRITE)) != 0 && mr.rkey() != mr.lkey()) {
-            mr.close();
-            return VipReturn.ERROR_RESOURCE;
-        }
-        MemoryRegion previous = handle.mr;
-        handle.attributes.ptag().users.remove(handle);
-        attributes.ptag().users.add(handle);
-        handle.mr = mr;
-        handle.attributes = attributes;
-        previous.close();
-        return VipReturn.SUCCESS;
+        return MemoryRegistry.setAttributes(nic, handle, attributes);
     }
 
     /** VipQueryMem (§9.8.5). @throws VipException INVALID_PARAMETER for a bad NIC, handle or address */
@@ -868,7 +378,7 @@ public final class Vipl {
      *         (or in memory whose arena is closed, or confined to another thread)
      */
     public static VipReturn postSend(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
-        return post(vi, descriptor, memHandle, false);
+        return bad(vi) || badDescriptor(descriptor) ? VipReturn.INVALID_PARAMETER : vi.post(descriptor, memHandle, false);
     }
 
     /**
@@ -877,14 +387,7 @@ public final class Vipl {
      * DESC_FLUSHED_ERROR. An RDMA operation on the receive queue is a FORMAT_ERROR.
      */
     public static VipReturn postRecv(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle) {
-        return post(vi, descriptor, memHandle, true);
-    }
-
-    private static VipReturn post(VipVi vi, VipDescriptor descriptor, VipMemHandle memHandle, boolean receive) {
-        if (bad(vi) || badDescriptor(descriptor)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.post(descriptor, memHandle, receive);
+        return bad(vi) || badDescriptor(descriptor) ? VipReturn.INVALID_PARAMETER : vi.post(descriptor, memHandle, true);
     }
 
     /**
@@ -896,19 +399,12 @@ public final class Vipl {
      *         into it; the same holds for the Wait functions, and a Notify handler is not called for it)
      */
     public static VipReturn sendDone(VipVi vi, VipDescriptor out) {
-        return done(vi, false, out);
+        return bad(vi) || out == null ? VipReturn.INVALID_PARAMETER : vi.send.done(out);
     }
 
     /** VipRecvDone (§9.6.5): as {@link #sendDone} for the receive queue. */
     public static VipReturn recvDone(VipVi vi, VipDescriptor out) {
-        return done(vi, true, out);
-    }
-
-    private static VipReturn done(VipVi vi, boolean receive, VipDescriptor out) {
-        if (bad(vi) || out == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        return vi.queue(receive).done(out);
+        return bad(vi) || out == null ? VipReturn.INVALID_PARAMETER : vi.recv.done(out);
     }
 
     /**
@@ -916,22 +412,12 @@ public final class Vipl {
      * ERROR_RESOURCE on a CQ-attached queue (D2: the function's own return list, not §9.6.8's).
      */
     public static VipReturn sendWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
-        return await(vi, false, timeoutMillis, out);
+        return bad(vi) || out == null || badTimeout(timeoutMillis) ? VipReturn.INVALID_PARAMETER : vi.await(false, timeoutMillis, out);
     }
 
     /** VipRecvWait (§9.6.6): as {@link #sendWait} for the receive queue. */
     public static VipReturn recvWait(VipVi vi, long timeoutMillis, VipDescriptor out) {
-        return await(vi, true, timeoutMillis, out);
-    }
-
-    private static VipReturn await(VipVi vi, boolean receive, long timeoutMillis, VipDescriptor out) {
-        if (bad(vi) || out == null || badTimeout(timeoutMillis)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (vi.cq(receive) != null) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return vi.queue(receive).await(timeoutMillis, out);
+        return bad(vi) || out == null || badTimeout(timeoutMillis) ? VipReturn.INVALID_PARAMETER : vi.await(true, timeoutMillis, out);
     }
 
     /**
@@ -939,61 +425,13 @@ public final class Vipl {
      * dequeued with VipSendDone/VipRecvDone. NOT_DONE when the queue is empty.
      */
     public static VipReturn cqDone(VipCq cq, VipCqEntry out) {
-        if (cq == null || cq.destroyed || out == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        try {
-            cq.nic.lock.lock();
-            try {
-                if (cq.destroyed) {
-                    return VipReturn.INVALID_PARAMETER;
-                }
-                return cq.take(out) ? VipReturn.SUCCESS : VipReturn.NOT_DONE;
-            } finally {
-                cq.nic.lock.unlock();
-            }
-        } finally {
-            cq.nic.flushReports();
-        }
+        return bad(cq) || out == null ? VipReturn.INVALID_PARAMETER : CqCompletions.done(cq, out);
     }
 
     /** VipCQWait (§9.6.8): as {@link #cqDone}, waiting up to the timeout on the CQ's completion channel. */
     public static VipReturn cqWait(VipCq cq, long timeoutMillis, VipCqEntry out) {
-        if (cq == null || cq.destroyed || out == null || badTimeout(timeoutMillis)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        long deadline = timeoutMillis == INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
-        boolean interrupted = false;
-        try {
-            while (true) {
-                int rounds = cq.watch.rounds();
-                cq.nic.lock.lock();
-                try {
-                    if (cq.destroyed) {
-                        return VipReturn.INVALID_PARAMETER; // (also when destroyed while waiting)
-                    }
-                    if (cq.take(out)) {
-                        return VipReturn.SUCCESS;
-                    }
-                    if (cq.watch.rounds() != rounds) {
-                        continue; // the queue was armed since this thread polled: poll again
-                    }
-                    // parks (a virtual thread leaves its carrier) until an entry comes or the deadline
-                    if (!cq.watch.await(deadline)) {
-                        return VipReturn.TIMEOUT;
-                    }
-                } catch (InterruptedException e) {
-                    interrupted = true; // as before: an interrupt does not end the wait
-                } finally {
-                    cq.nic.lock.unlock();
-                    cq.nic.flushReports();
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        return bad(cq) || out == null || badTimeout(timeoutMillis)
+                ? VipReturn.INVALID_PARAMETER : CqCompletions.await(cq, timeoutMillis, out);
     }
 
     /**
@@ -1010,22 +448,12 @@ public final class Vipl {
      *         queue is attached to a CQ: use VipCQNotify)
      */
     public static VipReturn sendNotify(VipVi vi, Object context, VipNotifyHandler handler) {
-        return notify(vi, false, context, handler);
+        return bad(vi) || handler == null ? VipReturn.INVALID_PARAMETER : vi.notifyHandler(false, context, handler);
     }
 
     /** VipRecvNotify (§9.6.10): as {@link #sendNotify} for the receive queue (D19 applies). */
     public static VipReturn recvNotify(VipVi vi, Object context, VipNotifyHandler handler) {
-        return notify(vi, true, context, handler);
-    }
-
-    private static VipReturn notify(VipVi vi, boolean receive, Object context, VipNotifyHandler handler) {
-        if (bad(vi) || handler == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        if (vi.cq(receive) != null) {
-            return VipReturn.ERROR_RESOURCE;
-        }
-        return vi.queue(receive).notify(context, handler);
+        return bad(vi) || handler == null ? VipReturn.INVALID_PARAMETER : vi.notifyHandler(true, context, handler);
     }
 
     /**
@@ -1038,32 +466,7 @@ public final class Vipl {
      * @return SUCCESS, INVALID_PARAMETER (a bad CQ handle or a null handler)
      */
     public static VipReturn cqNotify(VipCq cq, Object context, VipCqNotifyHandler handler) {
-        if (cq == null || cq.destroyed || handler == null) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        VipCqEntry now = new VipCqEntry();
-        boolean taken;
-        cq.nic.lock.lock();
-        try {
-            if (cq.destroyed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            taken = cq.take(now);
-        } finally {
-            cq.nic.lock.unlock();
-        }
-        cq.nic.flushReports();
-        if (taken) {
-            Notifications.deliver(handler, context, cq, now);
-            return VipReturn.SUCCESS;
-        }
-        Notifications.start(cq.nic, () -> {
-            VipCqEntry later = new VipCqEntry();
-            if (cqWait(cq, INFINITE, later) == VipReturn.SUCCESS) {
-                Notifications.deliver(handler, context, cq, later);
-            }
-        });
-        return VipReturn.SUCCESS;
+        return bad(cq) || handler == null ? VipReturn.INVALID_PARAMETER : CqCompletions.notify(cq, context, handler);
     }
 
     // ===== §9.7 completion queues =====
@@ -1080,52 +483,12 @@ public final class Vipl {
         if (entryCount > nic.device.maxCqe()) {
             throw fail(VipReturn.ERROR_RESOURCE, "VipCreateCQ", entryCount + " > MaxCQEntries " + nic.device.maxCqe());
         }
-        nic.lock.lock();
-        try {
-            if (nic.closed) {
-                throw fail(VipReturn.INVALID_PARAMETER, "VipCreateCQ", "bad NIC handle");
-            }
-            CompletionChannel ch = null;
-            try {
-                ch = nic.context.createCompletionChannel();
-                CompletionQueue cq = nic.context.createCompletionQueue((int) entryCount, ch, 0);
-                VipCq c = new VipCq(nic, ch, cq, (int) entryCount);
-                nic.cqs.add(c);
-                return c;
-            } catch (RuntimeException e) {
-                if (ch != null) {
-                    ch.close();
-                }
-                throw fail(VipReturn.ERROR_RESOURCE, "VipCreateCQ", e.getMessage());
-            }
-        } finally {
-            nic.lock.unlock();
-        }
+        return QueueRegistry.createCq(nic, entryCount);
     }
 
     /** VipDestroyCQ (§9.7.2): ERROR_RESOURCE while a work queue is attached. */
     public static VipReturn destroyCQ(VipCq cq) {
-        if (cq == null || cq.destroyed || cq.nic.closed) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        cq.nic.lock.lock();
-        try {
-            if (cq.destroyed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            if (cq.attachedQueues > 0) {
-                return VipReturn.ERROR_RESOURCE;
-            }
-            cq.destroyed = true;
-            cq.clearEntries();
-            cq.cq.close();
-            cq.channel.close();
-            cq.watch.signal();
-            cq.nic.cqs.remove(cq);
-            return VipReturn.SUCCESS;
-        } finally {
-            cq.nic.lock.unlock();
-        }
+        return bad(cq) || cq.nic.closed ? VipReturn.INVALID_PARAMETER : QueueRegistry.destroyCq(cq);
     }
 
     /**
@@ -1133,39 +496,7 @@ public final class Vipl {
      * ERROR_RESOURCE. The verbs CQ never gets smaller than the attached queues' descriptors (D15).
      */
     public static VipReturn resizeCQ(VipCq cq, long entryCount) {
-        if (cq == null || cq.destroyed || entryCount <= 0) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        try {
-            return resize(cq, entryCount);
-        } finally {
-            cq.nic.flushReports();
-        }
-    }
-
-    private static VipReturn resize(VipCq cq, long entryCount) {
-        cq.nic.lock.lock();
-        try {
-            if (cq.destroyed) {
-                return VipReturn.INVALID_PARAMETER;
-            }
-            cq.nic.poll(cq.cq);
-            if (entryCount < cq.pending() || entryCount > cq.nic.device.maxCqe()) {
-                return VipReturn.ERROR_RESOURCE;
-            }
-            int target = (int) Math.max(entryCount, cq.attachedDepth);
-            try {
-                if (target != cq.cq.capacity()) {
-                    cq.cq.resize(target);
-                }
-            } catch (RuntimeException e) {
-                return VipReturn.ERROR_RESOURCE;
-            }
-            cq.entryCount = (int) entryCount;
-            return VipReturn.SUCCESS;
-        } finally {
-            cq.nic.lock.unlock();
-        }
+        return bad(cq) || entryCount <= 0 ? VipReturn.INVALID_PARAMETER : QueueRegistry.resizeCq(cq, entryCount);
     }
 
     // ===== §9.8 queries and attributes =====
@@ -1181,19 +512,7 @@ public final class Vipl {
      * @throws VipException INVALID_PARAMETER for a bad NIC
      */
     public static VipNicAttributes queryNic(VipNic nic) {
-        if (bad(nic)) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipQueryNic", "bad NIC handle");
-        }
-        var d = nic.device;
-        int gidIndex = Math.max(0, nic.context.preferredGidIndex(nic.portNumber));
-        byte[] gid = nic.context.queryGid(nic.portNumber, gidIndex).raw();
-        Mtu mtu = nic.port.activeMtu();
-        long nativeMtu = mtu == Mtu.UNKNOWN ? 0 : 128L << mtu.code();
-        // RDMA Read: under the reliable levels only (a UC queue pair has none, §2.5.1)
-        int reliable = VipReliabilityLevel.RELIABLE_DELIVERY.mask() | VipReliabilityLevel.RELIABLE_RECEPTION.mask();
-        return new VipNicAttributes(nic.name, Integer.toUnsignedLong(d.hardwareVersion()), PROVIDER_VERSION, gid, true,
-                ConnectMessage.MAX_DISCRIMINATOR, d.maxMrSize(), d.maxMr(), d.maxMrSize(), nic.maxVi, nic.queueDepth,
-                nic.maxSge, d.maxCq(), d.maxCqe(), maxTransfer(nic), nativeMtu, d.maxPd(), nic.reliabilityLevels, reliable);
+        return open(nic, "VipQueryNic").attributes();
     }
 
     /**
@@ -1202,14 +521,7 @@ public final class Vipl {
      * that tag's protection domain (D12). Values are checked as VipCreateVi checks them.
      */
     public static VipReturn setViAttributes(VipVi vi, VipViAttributes attributes) {
-        if (bad(vi)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        VipReturn rc = checkAttributes(vi.nic, attributes);
-        if (rc != VipReturn.SUCCESS) {
-            return rc;
-        }
-        return vi.setAttributes(attributes);
+        return bad(vi) ? VipReturn.INVALID_PARAMETER : vi.machine.setAttributes(attributes);
     }
 
     /** VipQueryVi (§9.8.3). @throws VipException INVALID_PARAMETER for a bad VI */
@@ -1217,12 +529,7 @@ public final class Vipl {
         if (bad(vi)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipQueryVi", "bad VI handle");
         }
-        vi.nic.lock.lock();
-        try {
-            return new VipViQuery(vi.state, vi.attributes, vi.send.ring.isEmpty(), vi.recv.ring.isEmpty());
-        } finally {
-            vi.nic.lock.unlock();
-        }
+        return vi.query();
     }
 
     /**
@@ -1232,14 +539,7 @@ public final class Vipl {
      * @throws VipException INVALID_PARAMETER for a bad NIC or an unknown info type
      */
     public static Object querySystemManagementInfo(VipNic nic, int infoType) {
-        if (bad(nic)) {
-            throw fail(VipReturn.INVALID_PARAMETER, "VipQuerySystemManagementInfo", "bad NIC handle");
-        }
-        return switch (infoType) {
-            case SMI_PORT_ATTRIBUTES -> nic.context.queryPort(nic.portNumber);
-            case SMI_DEVICE_ATTRIBUTES -> nic.device;
-            default -> throw fail(VipReturn.INVALID_PARAMETER, "VipQuerySystemManagementInfo", "info type " + infoType);
-        };
+        return open(nic, "VipQuerySystemManagementInfo").systemManagementInfo(infoType);
     }
 
     // ===== §9.9 asynchronous errors =====
@@ -1252,11 +552,7 @@ public final class Vipl {
      * "dev.verbs4j.vipl", WARNING).
      */
     public static VipReturn errorCallback(VipNic nic, Object context, VipErrorHandler handler) {
-        if (bad(nic)) {
-            return VipReturn.INVALID_PARAMETER;
-        }
-        nic.setErrorHandler(handler, context);
-        return VipReturn.SUCCESS;
+        return bad(nic) ? VipReturn.INVALID_PARAMETER : nic.setErrorHandler(handler, context);
     }
 
     // ===== §13.1 name service (later VIPL) =====
@@ -1276,15 +572,7 @@ public final class Vipl {
         if (bad(nic) || name == null || nameIndex < 0) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipNSGetHostByName", name);
         }
-        try {
-            InetAddress[] all = InetAddress.getAllByName(name);
-            if (nameIndex >= all.length) {
-                throw fail(VipReturn.ERROR_NAMESERVICE, "VipNSGetHostByName", name + " has " + all.length + " addresses");
-            }
-            return new VipNetAddress(all[nameIndex].getAddress(), new byte[0]);
-        } catch (UnknownHostException e) {
-            throw fail(VipReturn.ERROR_NAMESERVICE, "VipNSGetHostByName", e.getMessage());
-        }
+        return NameService.hostByName(name, nameIndex);
     }
 
     /** VipNSGetHostByAddr: the host name of {@code address}'s host address. @throws VipException as GetHostByName */
@@ -1292,12 +580,7 @@ public final class Vipl {
         if (bad(nic) || address == null || address.inetAddress() == null) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipNSGetHostByAddr", String.valueOf(address));
         }
-        InetAddress a = address.inetAddress();
-        String name = a.getCanonicalHostName();
-        if (name.equals(a.getHostAddress())) {
-            throw fail(VipReturn.ERROR_NAMESERVICE, "VipNSGetHostByAddr", "no name for " + name);
-        }
-        return name;
+        return NameService.hostByAddr(address);
     }
 
     /** VipNSShutdown. */

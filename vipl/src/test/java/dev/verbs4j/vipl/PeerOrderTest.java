@@ -13,13 +13,13 @@ class PeerOrderTest {
 
     @Test
     void hostAddressFirstThenDiscriminatorUnsigned() {
-        assertThat(Vipl.comparePeers(addr("198.18.0.1", "z"), addr("198.18.0.2", "a"))).isNegative();
-        assertThat(Vipl.comparePeers(addr("198.18.0.2", "a"), addr("198.18.0.1", "z"))).isPositive();
+        assertThat(PeerConnect.comparePeers(addr("198.18.0.1", "z"), addr("198.18.0.2", "a"))).isNegative();
+        assertThat(PeerConnect.comparePeers(addr("198.18.0.2", "a"), addr("198.18.0.1", "z"))).isPositive();
         // unsigned bytes: 200 > 100
-        assertThat(Vipl.comparePeers(addr("200.0.0.1", "a"), addr("100.0.0.1", "a"))).isPositive();
-        assertThat(Vipl.comparePeers(addr("10.0.0.1", "ab"), addr("10.0.0.1", "b"))).isNegative();
-        assertThat(Vipl.comparePeers(addr("10.0.0.1", "a"), addr("10.0.0.1", "ab"))).isNegative();
-        assertThat(Vipl.comparePeers(addr("10.0.0.1", "same"), addr("10.0.0.1", "same"))).isZero();
+        assertThat(PeerConnect.comparePeers(addr("200.0.0.1", "a"), addr("100.0.0.1", "a"))).isPositive();
+        assertThat(PeerConnect.comparePeers(addr("10.0.0.1", "ab"), addr("10.0.0.1", "b"))).isNegative();
+        assertThat(PeerConnect.comparePeers(addr("10.0.0.1", "a"), addr("10.0.0.1", "ab"))).isNegative();
+        assertThat(PeerConnect.comparePeers(addr("10.0.0.1", "same"), addr("10.0.0.1", "same"))).isZero();
     }
 
     @Test
