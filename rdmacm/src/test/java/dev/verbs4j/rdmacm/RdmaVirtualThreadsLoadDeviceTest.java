@@ -23,10 +23,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Tag(TestBed.TAG)
 @Tag(TestBed.SHARD_1)
-@Timeout(240)
+@Timeout(330)
 class RdmaVirtualThreadsLoadDeviceTest {
 
     static final int MESSAGES = 4;
+
+    /** How long the child JVM may take to start and listen. */
+    private static final int STARTUP_SECONDS = 120;
 
     @Test
     void twoHundredFiftySixEchoClientsOnTwoCarriersPinNone() throws Exception {
@@ -39,18 +42,25 @@ class RdmaVirtualThreadsLoadDeviceTest {
                 TestBed.hostB().address(), TestBed.hostA().address(), "21301", Integer.toString(clients), Integer.toString(MESSAGES)))
                 .redirectErrorStream(true).start();
         List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.CountDownLatch listening = new java.util.concurrent.CountDownLatch(1);
         CompletableFuture<Void> reader = CompletableFuture.runAsync(() -> {
             try (BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
                 String line;
                 while ((line = out.readLine()) != null) {
                     System.out.println("child: " + line);
                     lines.add(line);
+                    if (line.startsWith("LISTENING ")) {
+                        listening.countDown();
+                    }
                 }
             } catch (Exception e) {
                 throw new RuntimeException(e);
             }
         });
         try {
+            // the child's own limit counts from its start: the JVM's start before it (a minute and
+            // more under emulation beside other VMs) is waited for apart, until it listens
+            listening.await(STARTUP_SECONDS, TimeUnit.SECONDS);
             if (!child.waitFor(VirtualThreadEchoMain.LIMIT_SECONDS + 40, TimeUnit.SECONDS)) {
                 try {
                     describeStuck(child);
