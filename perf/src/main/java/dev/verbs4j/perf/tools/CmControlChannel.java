@@ -3,6 +3,7 @@ package dev.verbs4j.perf.tools;
 import dev.verbs4j.rdmacm.CmId;
 import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.Access;
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Opcode;
@@ -33,6 +34,7 @@ final class CmControlChannel implements Wire.Channel {
     private static final int SEND_WRID = 6;
 
     private static final long LAST_SEND_GRACE_NANOS = 10_000_000_000L;
+    private static final System.Logger LOG = System.getLogger(CmControlChannel.class.getName());
 
     final CmId id;
     private final boolean client;
@@ -154,13 +156,6 @@ final class CmControlChannel implements Wire.Channel {
 
     @Override
     public void close() {
-        Perftest.closeQuietly(id);
-        Perftest.closeQuietly(mr);
-        Perftest.closeQuietly(sendCq);
-        Perftest.closeQuietly(recvCq);
-        Perftest.closeQuietly(pd);
-        Perftest.closeQuietly(send);
-        Perftest.closeQuietly(recv);
-        Perftest.closeQuietly(wcs);
+        Closeables.closeLogged(LOG, id, mr, sendCq, recvCq, pd, send, recv, wcs);
     }
 }

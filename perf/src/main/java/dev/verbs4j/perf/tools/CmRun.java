@@ -11,6 +11,7 @@ import dev.verbs4j.rdmacm.PortSpace;
 import dev.verbs4j.rdmacm.UdParameters;
 import dev.verbs4j.tools.ToolExit;
 import dev.verbs4j.verbs.AddressHandle;
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.QueuePair;
 
 import java.io.IOException;
@@ -18,7 +19,9 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The {@code -R} mode of the perftest tools, as perftest 4.5 runs it: the control messages travel
@@ -35,6 +38,9 @@ final class CmRun implements AutoCloseable {
     private static final Duration RESOLVE = Duration.ofMillis(2000);
     private static final Duration SLICE = Duration.ofMillis(200);
     private static final int ATTEMPTS = 10;
+    /** How long a side waits for its peer to end a connection at the end of the run. */
+    private static final Duration PEER_END = Duration.ofSeconds(10);
+    private static final System.Logger LOG = System.getLogger(CmRun.class.getName());
 
     private final Perftest t;
     private final PerfOptions o;
@@ -428,37 +434,53 @@ final class CmRun implements AutoCloseable {
         }
     }
 
-    /** Disconnects the test and control connections (first step of the tear-down). */
+    /**
+     * The first step of the tear-down, as perftest ends a run: both sides disconnect the RC test
+     * ids (UD ids have no connection), and the client waits for their DISCONNECTED (a C server
+     * answers the client's DREQ only after its last exchange). The control connection is not
+     * disconnected (perftest never does; its id ends with the process): rxe posts a receive's
+     * completion before it sends the acknowledgement, a queue pair moved to the error state in
+     * between drops that acknowledgement, and the C peer then repeats its last message for ever
+     * (perftest's retry count 7, which rxe takes for no limit), hung after its last line. So the
+     * server also keeps the control queue pair until the client has ended the control connection.
+     */
     void disconnect() {
-        // perftest does not disconnect UD ids (there is no connection to end)
-        for (CmId id : o.isUd() ? List.<CmId>of() : testIds) {
+        List<CmId> connected = o.isUd() ? List.of() : testIds;
+        for (CmId id : connected) {
             try {
                 id.disconnect();
             } catch (RuntimeException ignored) {
                 // the peer may have gone first
             }
         }
-        if (comm != null) {
+        if (o.isClient()) {
+            awaitDisconnected(testChannel, connected);
+        } else if (comm != null) {
+            awaitDisconnected(commChannel, List.of(comm.id));
+        }
+    }
+
+    /** Takes the events of {@code ch} until each of {@code ids} saw DISCONNECTED, for at most {@link #PEER_END}. */
+    private static void awaitDisconnected(EventChannel ch, List<CmId> ids) {
+        Set<CmId> left = new HashSet<>(ids);
+        long deadline = System.nanoTime() + PEER_END.toNanos();
+        while (!left.isEmpty() && System.nanoTime() - deadline < 0 && !Thread.currentThread().isInterrupted()) {
+            CmEvent ev;
             try {
-                comm.id.disconnect();
-            } catch (RuntimeException ignored) {
-                // as above
+                ev = ch.getEvent(SLICE);
+            } catch (IllegalStateException e) {
+                return; // closed under us: nothing left to wait for
+            }
+            if (ev != null && ev.type() == CmEventType.DISCONNECTED) {
+                left.remove(ev.id());
             }
         }
     }
 
     @Override
     public void close() {
-        if (testListener != null) {
-            Perftest.closeQuietly(testListener);
-        }
-        for (CmId id : testIds) {
-            Perftest.closeQuietly(id);
-        }
-        if (comm != null) {
-            comm.close();
-        }
-        Perftest.closeQuietly(testChannel);
-        Perftest.closeQuietly(commChannel);
+        Closeables.closeLogged(LOG, testListener);
+        Closeables.closeLogged(LOG, testIds.toArray(AutoCloseable[]::new));
+        Closeables.closeLogged(LOG, comm, testChannel, commChannel);
     }
 }

@@ -3,6 +3,7 @@ package dev.verbs4j.perf.tools;
 import dev.verbs4j.perf.tools.PerfOptions.Kind;
 import dev.verbs4j.perf.tools.PerfOptions.Verb;
 import dev.verbs4j.tools.ToolExit;
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.Context;
 import dev.verbs4j.verbs.Device;
 import dev.verbs4j.verbs.Gid;
@@ -335,10 +336,10 @@ final class PerftestDevice {
                 ethernet(), gidIndex, ownOutReads, relaxed);
     }
 
-    /** Closes the context if this run opened it, quietly. */
+    /** Closes the context if this run opened it; a failure is logged. */
     void close() {
         if (ownContext) {
-            Perftest.closeQuietly(context);
+            Closeables.closeLogged(System.getLogger(PerftestDevice.class.getName()), context);
         }
     }
 }
