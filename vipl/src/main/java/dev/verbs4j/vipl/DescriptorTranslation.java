@@ -47,6 +47,9 @@ final class DescriptorTranslation {
             }
             VipViAttributes attributes = vi.attributes;
             int errors = 0;
+            // d.address() is only compared and reported here, never dereferenced: the descriptor's
+            // memory stays alive through d.segment(), which the posted entry (q.append) holds until
+            // its completion is written back or the VI is destroyed
             if (d.address() % VipDescriptor.ALIGNMENT != 0) {
                 errors = VipStatus.FORMAT_ERROR;
             } else if (descriptorMemory == null || descriptorMemory.invalid() || descriptorMemory.nic != nic
