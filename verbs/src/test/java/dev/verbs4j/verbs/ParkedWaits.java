@@ -45,11 +45,14 @@ public final class ParkedWaits implements AutoCloseable {
     private final Thread platformThread;
     private final CompletableFuture<String> platformOutcome = new CompletableFuture<>();
     private final String platformFrame;
+    /** The frame every virtual thread's stack must show too, or null (state alone counts). */
+    private final String virtualFrame;
 
     private ParkedWaits(String what, int virtualCount, boolean withPlatform, String platformFrame,
-                        IntFunction<Callable<?>> calls) {
+                        String virtualFrame, IntFunction<Callable<?>> calls) {
         this.what = what;
         this.platformFrame = platformFrame;
+        this.virtualFrame = virtualFrame;
         jfr.enable("jdk.VirtualThreadPinned").withThreshold(Duration.ZERO).withStackTrace();
         jfr.onEvent("jdk.VirtualThreadPinned", pinned::add);
         jfr.startAsync();
@@ -71,7 +74,16 @@ public final class ParkedWaits implements AutoCloseable {
      * the call: a name (such as {@code pollReadable}) or {@code SimpleClassName.method}.
      */
     public static ParkedWaits start(String what, String platformFrame, Callable<?> call) {
-        return new ParkedWaits(what, VIRTUAL_WAITERS, true, platformFrame, i -> call);
+        return new ParkedWaits(what, VIRTUAL_WAITERS, true, platformFrame, null, i -> call);
+    }
+
+    /**
+     * As {@link #start}, for a call that parks on a lock before it waits (a virtual thread queued
+     * on that lock is WAITING too): every thread, virtual ones included, must show {@code frame},
+     * the method in which the call waits for its event.
+     */
+    public static ParkedWaits startWaitingIn(String what, String frame, Callable<?> call) {
+        return new ParkedWaits(what, VIRTUAL_WAITERS, true, frame, frame, i -> call);
     }
 
 
@@ -88,7 +100,7 @@ public final class ParkedWaits implements AutoCloseable {
 
     /** Starts one virtual thread making {@code call} (for a wait that one event ends). */
     public static ParkedWaits startOne(String what, Callable<?> call) {
-        return new ParkedWaits(what, 1, false, null, i -> call);
+        return new ParkedWaits(what, 1, false, null, null, i -> call);
     }
 
     /** What {@code call} returned ("returned X") or threw ("threw Class: message"). */
@@ -100,15 +112,13 @@ public final class ParkedWaits implements AutoCloseable {
         }
     }
 
-    /** Whether {@code e} is the frame {@link #platformFrame} names: a method, or {@code SimpleClassName.method}. */
-    private boolean isPlatformFrame(StackTraceElement e) {
-        int dot = platformFrame.lastIndexOf('.');
-        if (dot < 0) {
-            return e.getMethodName().equals(platformFrame);
-        }
-        return e.getMethodName().equals(platformFrame.substring(dot + 1))
-                && (e.getClassName().endsWith("." + platformFrame.substring(0, dot))
-                || e.getClassName().endsWith("$" + platformFrame.substring(0, dot)));
+    /** Whether {@code t}'s stack shows {@code frame}: a method, or {@code SimpleClassName.method}. */
+    private static boolean shows(Thread t, String frame) {
+        int dot = frame.lastIndexOf('.');
+        String method = frame.substring(dot + 1);
+        String type = dot < 0 ? null : frame.substring(0, dot);
+        return Arrays.stream(t.getStackTrace()).anyMatch(e -> e.getMethodName().equals(method)
+                && (type == null || e.getClassName().endsWith("." + type) || e.getClassName().endsWith("$" + type)));
     }
 
     /** The virtual threads making the call. */
@@ -131,10 +141,11 @@ public final class ParkedWaits implements AutoCloseable {
             if (!platformSeen) {
                 assertThat(platformOutcome).as("%s: the platform thread returned before it was woken: %s", what,
                         platformOutcome.isDone() ? platformOutcome.getNow(null) : "").isNotDone();
-                platformSeen = Arrays.stream(platformThread.getStackTrace()).anyMatch(ParkedWaits.this::isPlatformFrame);
+                platformSeen = shows(platformThread, platformFrame);
             }
             boolean allParked = virtualThreads.stream().allMatch(t ->
-                    t.getState() == Thread.State.WAITING || t.getState() == Thread.State.TIMED_WAITING);
+                    (t.getState() == Thread.State.WAITING || t.getState() == Thread.State.TIMED_WAITING)
+                            && (virtualFrame == null || shows(t, virtualFrame)));
             if (allParked && platformSeen) {
                 return;
             }
@@ -198,7 +209,8 @@ public final class ParkedWaits implements AutoCloseable {
     public String assertSameOutcome(String expected) throws Exception {
         String platform = platformOutcome();
         assertThat(platform).as("%s: the platform thread's outcome", what).startsWith(expected);
-        assertThat(virtualOutcomes()).as("%s: the virtual threads' outcomes", what).allMatch(platform::equals);
+        assertThat(virtualOutcomes()).as("%s: the virtual threads' outcomes (the platform thread's: %s)", what, platform)
+                .allMatch(platform::equals);
         return platform;
     }
 

@@ -71,7 +71,7 @@ class ViplVirtualThreadWaitsDeviceTest extends ViplTwoHosts {
                 VipNic nic = Vipl.openNic(TestBed.hostB().device());
                 System.setProperty(property, checked ? "7791" : "7792");
                 VipNetAddress address = VipNetAddress.of(b.address, new byte[]{'v', 't'});
-                try (ParkedWaits waits = ParkedWaits.start("VipConnectWait", "connectWait",
+                try (ParkedWaits waits = ParkedWaits.startWaitingIn("VipConnectWait", "VipListener.await",
                         () -> Vipl.connectWait(nic, address, Vipl.INFINITE))) {
                     waits.awaitParked();
                     waits.assertCarriersFree();
