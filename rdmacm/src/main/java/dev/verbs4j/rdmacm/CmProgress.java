@@ -34,6 +34,8 @@ final class CmProgress {
     private long wholeDeadline;
     private CmPhase phase;
     private long limitNanos;
+    /** The phase's own limit, before what was left of the whole cut it. */
+    private long givenNanos;
     private long deadline;
     /** What ended it: a failure event, a call's failure, a timeout or a step's exception; null while it goes on. */
     private Throwable failure;
@@ -75,7 +77,8 @@ final class CmProgress {
     void start(CmPhase phase, Duration limit) throws RdmaTimeoutException {
         long now = System.nanoTime();
         this.phase = phase;
-        this.limitNanos = Math.min(nanos(limit), wholeDeadline - now);
+        this.givenNanos = nanos(limit);
+        this.limitNanos = Math.min(givenNanos, wholeDeadline - now);
         this.deadline = now + limitNanos;
         if (limitNanos < 1_000_000) {
             throw fail(timedOut());
@@ -99,11 +102,22 @@ final class CmProgress {
         return Duration.ofMillis(Math.max(1, Math.min(Integer.MAX_VALUE, remainingNanos() / 1_000_000)));
     }
 
-    /** The phase's timeout: "connect to X: timed out in phase address resolution (no RDMA_CM_EVENT_ADDR_RESOLVED within 2000 ms)". */
+    /**
+     * The phase's timeout: "connect to X: timed out in phase address resolution (no
+     * RDMA_CM_EVENT_ADDR_RESOLVED within 2000 ms)"; when what was left of the whole cut the phase
+     * short, "… within 4948 ms, what was left of the whole 5000 ms)", so that the figure the
+     * caller gave appears.
+     */
     RdmaTimeoutException timedOut() {
         // to the nearest millisecond: a whole that started a moment before the phase leaves it 299.99 ms of 300
+        long ms = millis(limitNanos);
+        String cut = ms < millis(givenNanos) ? ", what was left of the whole " + millis(whole) + " ms" : "";
         return new RdmaTimeoutException(what + ": timed out in phase " + phase + " (no " + phase.awaited() + " within "
-                + Math.max(0, (limitNanos + 500_000) / 1_000_000) + " ms)");
+                + ms + " ms" + cut + ")");
+    }
+
+    private static long millis(long nanos) {
+        return Math.max(0, (nanos + 500_000) / 1_000_000);
     }
 
     /**

@@ -33,12 +33,16 @@ class CmProgressTest {
     }
 
     @Test
-    void aPhaseGetsNoMoreThanIsLeftOfTheWhole() {
+    void aPhaseGetsNoMoreThanIsLeftOfTheWhole() throws Exception {
         CmProgress progress = new CmProgress("connect to x", "connector", Duration.ofNanos(1));
         assertThatThrownBy(() -> progress.start(CmPhase.ROUTE_RESOLUTION, Duration.ofSeconds(2)))
                 .isInstanceOf(RdmaTimeoutException.class)
                 .hasMessageStartingWith("connect to x: timed out in phase route resolution (no RDMA_CM_EVENT_ROUTE_RESOLVED within ");
         assertThat(progress.failure()).isInstanceOf(RdmaTimeoutException.class);
+        CmProgress cut = new CmProgress("connect to y", "connector", Duration.ofSeconds(5));
+        cut.start(CmPhase.CONNECTION, Duration.ofSeconds(30));
+        assertThat(cut.timedOut().getMessage()).matches(
+                "connect to y: timed out in phase connection \\(no RDMA_CM_EVENT_ESTABLISHED within (5000|4999) ms, what was left of the whole 5000 ms\\)");
         assertThatThrownBy(progress::ensureActive).isInstanceOf(IllegalStateException.class)
                 .hasMessage("connect to x: the connector failed in phase route resolution");
         CmTimeouts t = CmTimeouts.of(Duration.ofSeconds(1), Duration.ofSeconds(2), Duration.ofSeconds(3));

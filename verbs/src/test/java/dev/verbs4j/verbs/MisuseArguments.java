@@ -52,6 +52,9 @@ final class MisuseArguments {
         if (type == Duration.class) {
             return Duration.ofMillis(10);
         }
+        if (type == Runnable.class) {
+            return (Runnable) () -> { }; // a readiness callback that does nothing
+        }
         if (type == MemorySegment.class) {
             return f.segment().asSlice(0, 64);
         }

@@ -15,10 +15,11 @@ import java.util.Locale;
 /**
  * One side (server or client) of the Java tools, in one JVM for the whole comparison, so that the
  * JVM starts once per side: it reads batches from stdin, one line each,
- * {@code TOOL BASEPORT SIZE,SIZE,...}, and runs {@code TOOL}'s {@code run} once per size with the
- * common options, {@code -s SIZE_i} (none for size 0) and {@code -p BASEPORT+i}, as perftest's
- * {@code -a} runs its sizes in one process. The client waits until the server listens on run
- * {@code i}'s port. Each run's output is framed by marker lines for {@link Compare}, and each batch
+ * {@code TOOL BASEPORT SIZE,SIZE,... LISTEN_SECONDS}, and runs {@code TOOL}'s {@code run} once
+ * per size with the common options, {@code -s SIZE_i} (none for size 0) and {@code -p
+ * BASEPORT+i}, as perftest's {@code -a} runs its sizes in one process. The client waits up to
+ * {@code LISTEN_SECONDS} until the server listens on run {@code i}'s port (the server's JVM
+ * starts beside it, which can take minutes in an emulated VM). Each run's output is framed by marker lines for {@link Compare}, and each batch
  * ends with a line of its own:
  * <pre>
  * @@compare begin I SIZE
@@ -49,18 +50,19 @@ public final class JavaBatch {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         for (String line; (line = in.readLine()) != null; ) {
             String[] f = line.strip().split(" ");
-            if (f.length != 3) {
+            if (f.length != 4) {
                 continue;
             }
             batch(Tool.byProgram(f[0]), Integer.parseInt(f[1]), Arrays.stream(f[2].split(",")).mapToLong(Long::parseLong)
-                    .toArray(), common, host, out);
+                    .toArray(), Long.parseLong(f[3]), common, host, out);
             out.println(DONE);
             out.flush();
         }
         System.exit(0);
     }
 
-    private static void batch(Tool tool, int basePort, long[] sizes, List<String> common, String host, PrintStream out)
+    private static void batch(Tool tool, int basePort, long[] sizes, long listenSeconds, List<String> common, String host,
+                              PrintStream out)
             throws IOException, InterruptedException {
         for (int i = 0; i < sizes.length; i++) {
             int port = basePort + i;
@@ -72,8 +74,8 @@ public final class JavaBatch {
             int status;
             out.println(BEGIN + i + " " + sizes[i]);
             out.flush();
-            if (host != null && !awaitListening(port, 120_000)) {
-                System.err.println("compare: nothing listens on port " + port + " for the client");
+            if (host != null && !awaitListening(port, listenSeconds * 1000)) {
+                System.err.println("compare: nothing listens on port " + port + " for the client after " + listenSeconds + " s");
                 status = 124;
             } else {
                 if (host != null) {

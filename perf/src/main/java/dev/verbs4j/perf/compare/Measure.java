@@ -224,7 +224,8 @@ final class Measure {
         String sizeList = String.join(",", runs.stream().map(s -> t.sized() ? Long.toString(s) : "0").toList());
         Map<Long, Double> values = new ConcurrentHashMap<>();
         startJava();
-        String command = t.program() + " " + base + " " + sizeList + "\n";
+        // the client waits as long for the server to listen as a run may take: the server's JVM may still be starting
+        String command = t.program() + " " + base + " " + sizeList + " " + o.timeoutSeconds + "\n";
         for (Process p : new Process[] {jServer, jClient}) {
             p.getOutputStream().write(command.getBytes(StandardCharsets.UTF_8));
             p.getOutputStream().flush();
