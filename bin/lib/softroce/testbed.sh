@@ -14,6 +14,10 @@ TB_LO_DEV=rxe_lo TB_LO_ADDR=127.0.0.1
 TB_A_DEV=rxe_a TB_A_NET=v4j_a TB_A_ADDR=198.18.0.1
 TB_B_DEV=rxe_b TB_B_NET=v4j_b TB_B_ADDR=198.18.0.2
 TB_A_MAC=02:76:34:6a:00:01 TB_B_MAC=02:76:34:6a:00:02 # locally administered
+# The veth pair's MTU: 9000 gives rxe its largest path MTU, 4096 (at 1500 it is 1024), so a
+# transfer takes a quarter of the packets, each checksummed, copied and acknowledged apart
+# (ib_write_bw of 1 MiB across the pair, -n 100, in an idle VM: 4.2 MB/s at 1500, 10.6 at 9000).
+TB_VETH_MTU=${TB_VETH_MTU:-9000}
 TB_TABLE_A=198 TB_TABLE_B=199 # routing tables for "from A to B" and "from B to A"
 TB_RULE_A="pref 10 iif lo from $TB_A_ADDR to $TB_B_ADDR lookup $TB_TABLE_A"
 TB_RULE_B="pref 11 iif lo from $TB_B_ADDR to $TB_A_ADDR lookup $TB_TABLE_B"
@@ -84,8 +88,8 @@ tb_up() {
 		"link add $TB_A_NET address $TB_A_MAC type veth peer name $TB_B_NET address $TB_B_MAC" \
 		"addr add $TB_A_ADDR/24 dev $TB_A_NET" \
 		"addr add $TB_B_ADDR/24 dev $TB_B_NET" \
-		"link set $TB_A_NET up" \
-		"link set $TB_B_NET up" \
+		"link set $TB_A_NET mtu $TB_VETH_MTU up" \
+		"link set $TB_B_NET mtu $TB_VETH_MTU up" \
 		"rule add pref 100 lookup local" \
 		"rule del pref 0 lookup local" \
 		"rule add $TB_RULE_A" \

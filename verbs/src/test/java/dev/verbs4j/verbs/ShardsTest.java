@@ -8,8 +8,11 @@ import java.lang.reflect.Modifier;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -77,6 +80,42 @@ class ShardsTest {
         assertThat(wrong).as("device test classes not in exactly one shard").isEmpty();
         assertThat(deviceClasses).as("device test classes found").isGreaterThan(60);
         assertThat(perShard.keySet()).as("shards with classes (" + perShard + ")").containsExactlyElementsOf(shards.keySet());
+    }
+
+    /**
+     * bin/test selects a shard's classes module by module ({@code shard_classes SHARD MODULE...}):
+     * a class whose module is missing from its shard's list would run nowhere.
+     */
+    @Test
+    void binTestLooksForEveryShardsClassesInTheirModules() throws IOException, IllegalAccessException {
+        String script = Files.readString(root().resolve("bin/test"));
+        Map<String, Set<String>> modules = new HashMap<>();
+        Matcher call = Pattern.compile("shard_classes (\\S+) ([a-z ]+)\\)").matcher(script);
+        while (call.find()) {
+            String shard = call.group(1).replace("\"", "");
+            // "$shard3": shard3, with shard-external when its build is given
+            List<String> named = shard.equals("$shard3") ? List.of("shard3", "shard-external") : List.of(shard);
+            for (String n : named) {
+                modules.computeIfAbsent(n, k -> new HashSet<>()).addAll(List.of(call.group(2).trim().split(" +")));
+            }
+        }
+        Map<String, String> shards = shards();
+        List<String> unscanned = new ArrayList<>();
+        try (Stream<Path> files = Files.walk(root(), 12)) {
+            for (Path f : files.filter(p -> p.toString().endsWith(".java") && p.toString().contains("/src/test/java/")).toList()) {
+                String text = Files.readString(f);
+                Matcher m = SHARD_TAG.matcher(text);
+                if (DEVICE.matcher(text).find() && m.find() && shards.containsKey(m.group(1))) {
+                    String shard = shards.get(m.group(1));
+                    String module = root().relativize(f).getName(0).toString();
+                    if (!modules.getOrDefault(shard, Set.of()).contains(module)) {
+                        unscanned.add(f + " (" + shard + ", module " + module + "; bin/test scans " + modules.get(shard) + ")");
+                    }
+                }
+            }
+        }
+        assertThat(modules).as("shard_classes calls in bin/test").isNotEmpty();
+        assertThat(unscanned).as("device test classes in a module their shard's VM does not scan").isEmpty();
     }
 
     @Test

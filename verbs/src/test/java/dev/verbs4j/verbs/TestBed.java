@@ -15,8 +15,8 @@ public final class TestBed {
     /*
      * The shards of the device tests: each class tagged TAG carries exactly one of these, and
      * bin/test runs each shard in a VM of its own (ShardsTest checks both). Shard 1: verbs, RDMA
-     * CM and their tools, VIPL's waits on virtual threads. Shard 2: the NAAICE load test class,
-     * the perftest sweeps and the perftest options that end runs. Shard 3: the other perf, VIPL
+     * CM and their tools, VIPL's waits on virtual threads. Shard 2: the NAAICE load test classes
+     * and the killed NAAICE peers, the perftest sweeps and the perftest options that end runs. Shard 3: the other perf, VIPL
      * and NAAICE classes and their tools. The misuse suite has a shard of its own (bin/test
      * runs its stress cases and the others in two VMs, each case once). EXTERNAL: needs a
      * build from outside this repository (named in the class), so bin/test runs it only when

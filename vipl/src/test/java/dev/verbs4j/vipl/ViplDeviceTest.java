@@ -826,7 +826,7 @@ class ViplDeviceTest extends ViplTwoHosts {
         assertThat(Vipl.queryVi(c).state()).isEqualTo(VipViState.CONNECTED);
         assertThat(c.remoteAttributes().reliabilityLevel()).isEqualTo(VipReliabilityLevel.UNRELIABLE);
         int slot = 40;
-        // one packet, then many (32 KiB at the veth MTU), then immediate data alone
+        // one packet, then many (32 KiB: eight at the veth pair's path MTU), then immediate data alone
         for (int size : new int[]{1, 32 * 1024}) {
             VipDescriptor r = b.desc(slot).sendReceive(0).addData(b.data.asSlice(0, size), b.dataH);
             assertThat(Vipl.postRecv(s, r, b.descH)).isEqualTo(VipReturn.SUCCESS);

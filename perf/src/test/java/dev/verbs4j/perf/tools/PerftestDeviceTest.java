@@ -121,8 +121,8 @@ class PerftestDeviceTest {
     @EnumSource(PerfTool.class)
     @Timeout(300)
     void rdmaCmWithSizeAcrossHosts(PerfTool tool) throws Exception {
-        // atomics are 8 bytes and perftest refuses any other -s; 4096 is four packets at the veth MTU
-        threeWays(tool, Topology.HOSTS, List.of("-R", "-s", tool.atomic() ? "8" : "4096", "-n", ITERS));
+        // atomics are 8 bytes and perftest refuses any other -s; 16384 is four packets at the veth pair's path MTU (4096)
+        threeWays(tool, Topology.HOSTS, List.of("-R", "-s", tool.atomic() ? "8" : "16384", "-n", ITERS));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -36,7 +36,7 @@ class PerftestSweepDeviceTest {
     @EnumSource(value = PerfTool.class, names = {"SEND_LAT", "SEND_BW"})
     @Timeout(300)
     void datagramsOfAllSizesAcrossHosts(PerfTool tool) throws Exception {
-        // -a on UD stops at the MTU (1024 B across the veth pair): both sides say so and agree
+        // -a on UD stops at the MTU (4096 B across the veth pair): both sides say so and agree
         PerftestDeviceTest.threeWays(tool, Topology.HOSTS, List.of("-c", "UD", "-a", "-n", "5"));
     }
 }

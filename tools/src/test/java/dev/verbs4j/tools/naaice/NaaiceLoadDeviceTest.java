@@ -46,7 +46,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * NaaHandle.invokeAsync} completes, fails and is cancelled as documented.
  */
 @Tag(TestBed.TAG)
-@Tag(TestBed.SHARD_3)
+@Tag(TestBed.SHARD_2)
 @Timeout(240)
 class NaaiceLoadDeviceTest {
 

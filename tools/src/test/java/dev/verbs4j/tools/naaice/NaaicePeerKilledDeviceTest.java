@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  * server serves the next client; a killed server puts its client in ERROR well within its timeout.
  */
 @Tag(TestBed.TAG)
-@Tag(TestBed.SHARD_3)
+@Tag(TestBed.SHARD_2)
 @Timeout(300)
 class NaaicePeerKilledDeviceTest {
 
