@@ -236,9 +236,10 @@ public final class RdmaEndpointGroup implements AutoCloseable {
      * A server listening on {@code local} whose accepted connections join this group: they use
      * its protection domain, completion queue and poller, and its options; otherwise as {@link
      * RdmaServer#bind(InetSocketAddress, ConnectionOptions, int, Duration, RdmaServer.RequestHandler)}
-     * (the server's dispatcher thread takes connection requests only). A request the group has no
-     * room for (its completion queue is full, or it is closed) is rejected with that reason.
-     * The server belongs to the caller; the connections it accepted close with the group.
+     * (the server takes only their connection manager events until they are established). A
+     * request the group has no room for (its completion queue is full, or it is closed) is
+     * rejected with that reason. The server belongs to the caller; the connections it accepted
+     * close with the group.
      */
     public RdmaServer listen(InetSocketAddress local, int backlog, Duration connectTimeout,
                              RdmaServer.RequestHandler handler) throws RdmaConnectionException {

@@ -1,6 +1,7 @@
 package dev.verbs4j.rdmacm;
 
 import dev.verbs4j.verbs.VerbsException;
+import dev.verbs4j.verbs.event.Readiness;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -11,14 +12,19 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * A listening RDMA endpoint, the server socket of this library: it binds a connection manager id
  * to an address, listens, and hands out established {@link RdmaConnection}s through {@link
  * #accept}.
  *
- * <p>One dispatcher thread per server takes the events of its own {@link EventChannel}. For each
- * connection request it asks the {@link RequestHandler} (accept all by default), creates the
+ * <p>No thread waits for the events of the server's own {@link EventChannel}: once the channel
+ * is readable, a virtual thread of the readiness poller of verbs takes every pending event in
+ * order (a turn), then watches the channel again; turns never overlap. For each connection
+ * request a turn asks the {@link RequestHandler} (accept all by default), creates the
  * connection's resources (protection domain, completion queue, queue pair, registered rings,
  * posted receives) and accepts; once the connection is established it moves the connection's id
  * to an event channel of its own and queues the connection for {@link #accept}. Requests beyond
@@ -30,9 +36,12 @@ import java.util.concurrent.TimeUnit;
  * timeout. (When {@code rdma_accept} itself fails, the kernel rejects the request without a
  * reason, also at once.)
  *
- * <p>The server owns its listening id, its event channel, its thread, and the connections not
- * yet accepted; {@link #close()} frees them and wakes callers blocked in {@link #accept}.
- * Accepted connections belong to the caller and outlive the server.
+ * <p>The server owns its listening id, its event channel, the watch on it, and the connections
+ * not yet accepted; {@link #close()} cancels the watch (or waits for the turn that runs), frees
+ * them and wakes callers blocked in {@link #accept}. Accepted connections belong to the caller
+ * and outlive the server. While accepted requests are on their way to ESTABLISHED, one virtual
+ * thread sleeps until the earliest of their connect timeouts, to time them out when no event
+ * comes.
  */
 public final class RdmaServer implements AutoCloseable {
 
@@ -64,7 +73,11 @@ public final class RdmaServer implements AutoCloseable {
         }
     }
 
-    /** Decides on each connection request; runs on the dispatcher thread and must not block. */
+    /**
+     * Decides on each connection request; runs in the server's turn (on a virtual thread of the
+     * readiness poller of verbs, one request at a time, in order) and must not block: the
+     * server takes no other event meanwhile.
+     */
     @FunctionalInterface
     public interface RequestHandler {
         /**
@@ -76,6 +89,7 @@ public final class RdmaServer implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(RdmaServer.class.getName());
     private static final Object CLOSED = new Object();
+    private static final long NO_TIMEOUT = Long.MAX_VALUE;
 
     /** An accepted request on its way to ESTABLISHED: its acceptor holds the deadline. */
     private record Pending(RdmaConnection connection, CmAcceptor acceptor) {
@@ -91,9 +105,23 @@ public final class RdmaServer implements AutoCloseable {
     private final InetSocketAddress localAddress;
     private final LinkedBlockingQueue<Object> ready = new LinkedBlockingQueue<>();
     private final Map<CmId, Pending> pending = new HashMap<>();
-    private final Thread dispatcher;
     /** The group accepted connections join, or null (each its own queues). */
     private final RdmaEndpointGroup group;
+    /** Guards the fields below it; a turn takes it only to begin and to end, never while it handles events. */
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Signalled when a turn ends and when the server is torn down. */
+    private final Condition changed = lock.newCondition();
+    /** The pending watch on the channel, or null (its task is starting, a turn runs, or the server stopped). */
+    private Readiness.Watch watch;
+    /** The thread that runs a turn now (the only one that touches {@link #pending}), or null. */
+    private Thread turn;
+    /** The virtual thread that sleeps until {@link #timeoutAt}, or null. */
+    private Thread timer;
+    /** When the earliest accepted request times out (System.nanoTime), or {@link #NO_TIMEOUT}. */
+    private long timeoutAt = NO_TIMEOUT;
+    /** Someone has taken on the teardown (no turn starts any more); {@link #tornDown}: it is done. */
+    private boolean stopped;
+    private boolean tornDown;
     private volatile boolean closing;
     private volatile RdmaConnectionException failure;
 
@@ -110,19 +138,22 @@ public final class RdmaServer implements AutoCloseable {
         } catch (VerbsException e) {
             throw RdmaConnectionException.of(e, what);
         }
+        lock.lock(); // the watch's task waits until the server is made
         try {
             this.listener = channel.createId(PortSpace.TCP);
             listener.bind(local);
             listener.listen(backlog);
             this.localAddress = listener.localAddress();
+            watch = channel.whenReadable(this::onReadable);
         } catch (VerbsException e) {
             channel.close();
             throw RdmaConnectionException.of(e, what);
         } catch (RuntimeException e) {
             channel.close();
             throw e;
+        } finally {
+            lock.unlock();
         }
-        this.dispatcher = Thread.ofPlatform().daemon().name("rdma-server " + localAddress).start(this::dispatch);
     }
 
     /**
@@ -218,26 +249,134 @@ public final class RdmaServer implements AutoCloseable {
         }
     }
 
-    private void dispatch() {
+    /** The watch's task, once the channel is readable: a turn. */
+    private void onReadable() {
+        lock.lock();
         try {
-            while (!closing) {
-                channel.awaitReadable(250);
-                if (closing) {
-                    break;
-                }
-                CmEvent ev;
-                while (!closing && (ev = channel.tryGetEvent()) != null) {
-                    onEvent(ev);
-                }
+            watch = null;
+            if (stopped) {
+                changed.signalAll();
+                return;
+            }
+            turn = Thread.currentThread();
+        } finally {
+            lock.unlock();
+        }
+        runTurn();
+    }
+
+    /**
+     * Takes the pending events in order and times out the accepted requests whose connect
+     * timeout has passed; then watches the channel again, or, once the server is closing or
+     * failed, tears it down. The caller has set {@link #turn} to itself.
+     */
+    private void runTurn() {
+        boolean stop = false;
+        try {
+            CmEvent ev;
+            while (!closing && (ev = channel.tryGetEvent()) != null) {
+                onEvent(ev);
+            }
+            if (!closing) {
                 expire();
             }
         } catch (Throwable t) {
-            LOG.log(System.Logger.Level.ERROR, "RDMA server " + localAddress + " stopped", t);
-            if (failure == null) {
-                failure = t instanceof VerbsException v ? RdmaConnectionException.of(v, "RDMA server " + localAddress)
-                        : RdmaConnectionException.failed("RDMA server " + localAddress, t);
+            fail(t);
+            stop = true;
+        }
+        lock.lock();
+        try {
+            if (!stop && !closing) {
+                try {
+                    scheduleTimeoutsLocked();
+                    watch = channel.whenReadable(this::onReadable);
+                } catch (Throwable t) {
+                    fail(t);
+                    stop = true;
+                }
             }
+            turn = null;
+            if (stop || closing) {
+                stop = !stopped; // unless close() took the teardown on (it cannot while a turn runs)
+                stopped = true;
+            }
+            changed.signalAll();
         } finally {
+            lock.unlock();
+        }
+        if (stop) {
+            tearDown();
+        }
+    }
+
+    private void fail(Throwable t) {
+        LOG.log(System.Logger.Level.ERROR, "RDMA server " + localAddress + " stopped", t);
+        if (failure == null) {
+            failure = t instanceof VerbsException v ? RdmaConnectionException.of(v, "RDMA server " + localAddress)
+                    : RdmaConnectionException.failed("RDMA server " + localAddress, t);
+        }
+    }
+
+    /**
+     * At the end of a turn: has the timer sleep until the earliest connect timeout of the
+     * accepted requests, or end when there are none. The timeouts need a wake-up of their own
+     * only when no event comes (a turn checks them after its events): rather than poll, one
+     * virtual thread sleeps until the earliest deadline, and only while requests are pending;
+     * then it takes a turn of its own (with the watch taken back), so that one thread at a time
+     * handles the server's requests.
+     */
+    private void scheduleTimeoutsLocked() {
+        long earliest = NO_TIMEOUT;
+        long now = System.nanoTime();
+        for (Pending p : pending.values()) {
+            long left = p.acceptor().remainingNanos();
+            if (left != Long.MAX_VALUE) {
+                long at = now + Math.max(0, left);
+                earliest = earliest == NO_TIMEOUT || at - earliest < 0 ? at : earliest;
+            }
+        }
+        timeoutAt = earliest;
+        if (timer != null) {
+            LockSupport.unpark(timer); // it looks at the new deadline (or ends)
+        } else if (earliest != NO_TIMEOUT) {
+            timer = Thread.ofVirtual().name("rdma-server timeouts " + localAddress).start(this::awaitTimeouts);
+        }
+    }
+
+    /** The timer: sleeps until {@link #timeoutAt}, then takes a turn unless one runs or is starting. */
+    private void awaitTimeouts() {
+        while (true) {
+            long left;
+            lock.lock();
+            try {
+                if (stopped || closing || timeoutAt == NO_TIMEOUT) {
+                    timer = null;
+                    return;
+                }
+                left = timeoutAt - System.nanoTime();
+                if (left <= 0) {
+                    timer = null;
+                    // a turn that runs or is starting checks the timeouts at its end and schedules anew
+                    if (turn != null || watch == null || !watch.cancel()) {
+                        return;
+                    }
+                    watch = null;
+                    turn = Thread.currentThread();
+                }
+            } finally {
+                lock.unlock();
+            }
+            if (left <= 0) {
+                runTurn();
+                return;
+            }
+            LockSupport.parkNanos(this, left);
+        }
+    }
+
+    /** Frees what the server holds; once, when no turn runs and none can start. */
+    private void tearDown() {
+        try {
             for (Pending p : pending.values()) {
                 p.connection().release();
             }
@@ -254,7 +393,18 @@ public final class RdmaServer implements AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.DEBUG, "closing the server channel: {0}", e.getMessage());
             }
+        } finally {
             ready.offer(CLOSED);
+            lock.lock();
+            try {
+                tornDown = true;
+                changed.signalAll();
+                if (timer != null) {
+                    LockSupport.unpark(timer); // it ends
+                }
+            } finally {
+                lock.unlock();
+            }
         }
     }
 
@@ -377,20 +527,50 @@ public final class RdmaServer implements AutoCloseable {
 
     /**
      * Stops listening, frees the connections not yet accepted, and wakes callers blocked in
-     * {@link #accept} (they get a CLOSED exception). Accepted connections stay open. Idempotent.
+     * {@link #accept} (they get a CLOSED exception). Accepted connections stay open. Idempotent;
+     * returns once the server is closed: it cancels the watch on the channel, or waits for the
+     * turn that runs (up to 30 s; a turn that takes longer closes the server when it ends, as
+     * does one whose request handler called this).
      */
     @Override
     public void close() {
-        if (closing && !dispatcher.isAlive()) {
-            return;
-        }
         closing = true;
-        // every later sleep on the channel returns at once; ignored once the dispatcher closed it
-        channel.wake();
+        boolean interrupted = false;
+        boolean tearDown = false;
+        lock.lock();
         try {
-            dispatcher.join(TimeUnit.SECONDS.toMillis(30));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            long left = TimeUnit.SECONDS.toNanos(30);
+            while (true) {
+                if (watch != null && watch.cancel()) {
+                    watch = null;
+                }
+                if (turn == Thread.currentThread()) {
+                    return;
+                }
+                if (watch == null && turn == null && (!stopped || tornDown)) {
+                    break;
+                }
+                if (left <= 0) {
+                    return;
+                }
+                try {
+                    left = changed.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (!stopped) {
+                stopped = true;
+                tearDown = true;
+            }
+        } finally {
+            lock.unlock();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (tearDown) {
+            tearDown();
         }
     }
 
