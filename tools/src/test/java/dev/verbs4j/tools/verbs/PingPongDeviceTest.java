@@ -167,7 +167,13 @@ class PingPongDeviceTest {
         awaitListening(18791);
         Background client = startC(Tool.RC, "C client", new String[]{"-d", lo.device(), "-g", gid, "-p", "18791",
                 "-n", "100000000", "127.0.0.1"});
-        Thread.sleep(3000);
+        // until the two exchanged their addresses (a fixed 3 s was once too short beside two busy VMs), then a moment of traffic
+        long until = System.nanoTime() + 120_000_000_000L;
+        while (!server.stdoutSoFar().contains("remote address:") && System.nanoTime() < until) {
+            Thread.sleep(50);
+        }
+        assertThat(server.stdoutSoFar()).as("the orphaned java server's stdout within 120 s").contains("remote address:");
+        Thread.sleep(1000);
         client.stop();
         Thread.sleep(2000);
         server.stop();
