@@ -115,6 +115,11 @@ public final class ToolRunner {
         /** Whether the side is still running. */
         boolean isAlive();
 
+        /** What a Java side printed on stdout so far (a process side's output is read at its end). */
+        default String stdoutSoFar() {
+            throw new UnsupportedOperationException("a process side's output is read when it ends");
+        }
+
         /** The process id of a process side (a Java side has none of its own). */
         default long pid() {
             throw new UnsupportedOperationException("a Java side runs in this JVM");
@@ -169,6 +174,11 @@ public final class ToolRunner {
             @Override
             public boolean isAlive() {
                 return t.isAlive();
+            }
+
+            @Override
+            public String stdoutSoFar() {
+                return out.toString(StandardCharsets.UTF_8);
             }
         };
     }

@@ -35,7 +35,11 @@ class PingPongDeviceTest {
     private static final int ITERS = 100;
     /** Limit of one side's whole run (the VM is slow, but a run of 100 iterations takes well under a second there). */
     private static final Duration RUN_LIMIT = Duration.ofSeconds(90);
-    private static final Duration LISTEN_LIMIT = Duration.ofSeconds(30);
+    /**
+     * Limit of a server's start until it listens: the first Java side of the class runs in a young
+     * JVM, which once needed more than 30 s with the host's CPUs busy; the wait ends when it listens.
+     */
+    private static final Duration LISTEN_LIMIT = Duration.ofSeconds(120);
 
     /** The tools by name: the Java entry point and the C program. */
     enum Tool {
@@ -167,7 +171,13 @@ class PingPongDeviceTest {
         awaitListening(18791);
         Background client = startC(Tool.RC, "C client", new String[]{"-d", lo.device(), "-g", gid, "-p", "18791",
                 "-n", "100000000", "127.0.0.1"});
-        Thread.sleep(3000);
+        // until the two exchanged their addresses (a fixed 3 s was once too short beside two busy VMs), then a moment of traffic
+        long until = System.nanoTime() + 120_000_000_000L;
+        while (!server.stdoutSoFar().contains("remote address:") && System.nanoTime() < until) {
+            Thread.sleep(50);
+        }
+        assertThat(server.stdoutSoFar()).as("the orphaned java server's stdout within 120 s").contains("remote address:");
+        Thread.sleep(1000);
         client.stop();
         Thread.sleep(2000);
         server.stop();
