@@ -3,7 +3,10 @@ package dev.verbs4j.vipl;
 /**
  * Where the Notify functions' handlers run (§9.6.9–11): a pending notification is one virtual
  * thread that waits as the Wait functions do (parked, holding no OS thread) and calls the handler
- * once; a handler's exception is logged, never propagated into the library.
+ * once; a handler's exception is logged, never propagated into the library. It reads no channel:
+ * it sleeps on the queue's {@link CompletionWatch} condition, which the completion channel's
+ * event-layer watch signals (as do a local completion and the queue's destruction), and so takes
+ * its turn with the Wait calls (D19).
  */
 final class Notifications {
 

@@ -3,36 +3,87 @@ package dev.verbs4j.vipl;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * VipConnectPeerRequest, VipConnectPeerDone and VipConnectPeerWait (later VIPL, §13), written on
  * the client-server functions: of two peers the lower address waits and accepts, the higher one
- * requests (D21). An attempt runs on a virtual thread of its own and ends with one outcome.
+ * requests (D21). An attempt runs on a virtual thread of its own (VipConnectPeerRequest returns at
+ * once; the thread is the caller the blocking client-server functions need) and ends with one
+ * outcome. Its waits are the listener's and the connector's, on their channels, and the pause
+ * between requests; a cancellation wakes each at once.
  */
 final class PeerConnect {
 
     private static final System.Logger LOG = System.getLogger("dev.verbs4j.vipl");
 
-    /** The longest a peer attempt waits at once before it checks whether it was cancelled. */
-    private static final long PEER_SLICE_MILLIS = 200;
+    /** The pause between two requests of the higher peer while nobody listens yet. */
+    private static final long RETRY_NANOS = 50_000_000L;
 
     private PeerConnect() {
     }
 
     /**
      * A VipConnectPeerRequest: the outcome its thread (or a VipDestroyVi, VipCloseNic that
-     * cancels it) completes, and whether it was cancelled, which the thread checks between its
-     * waits (each at most a slice long).
+     * cancels it) completes, and whether it was cancelled, which the thread checks before each
+     * wait; {@link #cancel} wakes the wait in progress.
      */
     static final class Attempt {
         final CompletableFuture<VipReturn> outcome = new CompletableFuture<>();
         volatile boolean cancelled;
         /** The attempt's (virtual) thread. */
         volatile Thread thread;
+        /** The listener the lower peer waits on, which a cancellation wakes; set before the wait looks at {@link #cancelled}. */
+        private volatile VipListener listener;
+        private final ReentrantLock lock = new ReentrantLock();
+        /** Signalled by {@link #cancel}: ends the pause between requests. */
+        private final Condition cancelledNow = lock.newCondition();
 
+        /** Cancels the attempt with {@code code} as its outcome; may be called under the NIC lock. */
         void cancel(VipReturn code) {
             cancelled = true;
             outcome.complete(code);
+            lock.lock();
+            try {
+                cancelledNow.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            VipListener l = listener;
+            if (l != null) {
+                l.wake();
+            }
+        }
+
+        boolean isCancelled() {
+            return cancelled;
+        }
+
+        /** From now on a cancellation wakes the waits on {@code l} (written before the wait reads {@link #cancelled}). */
+        void wakes(VipListener l) {
+            listener = l;
+        }
+
+        /**
+         * Sleeps {@code nanos} unless cancelled first (or before).
+         *
+         * @return false when cancelled or interrupted (the status kept)
+         */
+        boolean pause(long nanos) {
+            lock.lock();
+            try {
+                long left = nanos;
+                while (!cancelled && left > 0) {
+                    left = cancelledNow.awaitNanos(left);
+                }
+                return !cancelled;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } finally {
+                lock.unlock();
+            }
         }
     }
 
@@ -151,7 +202,8 @@ final class PeerConnect {
         return peerTries(attempt, deadline, left -> {
             VipConnHandle h;
             try {
-                h = Vipl.connectWait(vi.nic, local, Math.min(left, PEER_SLICE_MILLIS));
+                // the whole time left: a cancellation wakes the wait (a VipCloseNic closes the listener)
+                h = ViConnector.await(vi.nic, local, left, attempt);
             } catch (VipException e) {
                 return e.code() == VipReturn.TIMEOUT ? null : e.code();
             }
@@ -174,11 +226,11 @@ final class PeerConnect {
             if (rc != VipReturn.NOT_REACHABLE) {
                 return rc;
             }
-            try {
-                Thread.sleep(Math.min(50, Math.max(1, millisLeft(deadline))));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return VipReturn.TIMEOUT;
+            // Nobody listens there yet: the peer's listener comes with its own VipConnectPeerRequest,
+            // and no event here tells when, so D21 asks again after a pause, which a cancellation ends
+            long pause = deadline == Long.MAX_VALUE ? RETRY_NANOS : Math.min(RETRY_NANOS, deadline - System.nanoTime());
+            if (!attempt.pause(pause) && !attempt.cancelled) {
+                return VipReturn.TIMEOUT; // interrupted, as the sleep was
             }
             return null;
         });

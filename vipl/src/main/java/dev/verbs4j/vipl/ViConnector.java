@@ -156,8 +156,12 @@ final class ViConnector {
         return VipReturn.SUCCESS;
     }
 
-    /** VipConnectWait: the next request for {@code localAddr}, from the NIC's listener on its host address. */
-    static VipConnHandle await(VipNic nic, VipNetAddress localAddr, long timeoutMillis) {
+    /**
+     * VipConnectWait: the next request for {@code localAddr}, from the NIC's listener on its host
+     * address; for a peer attempt ({@code peer} not null) it also ends, with TIMEOUT, once the
+     * attempt is cancelled.
+     */
+    static VipConnHandle await(VipNic nic, VipNetAddress localAddr, long timeoutMillis, PeerConnect.Attempt peer) {
         VipListener l;
         nic.lock.lock();
         try {
@@ -183,7 +187,12 @@ final class ViConnector {
         }
         VipConnHandle c;
         try {
-            c = l.await(localAddr.discriminator(), timeoutMillis);
+            if (peer == null) {
+                c = l.await(localAddr.discriminator(), timeoutMillis);
+            } else {
+                peer.wakes(l);
+                c = l.await(localAddr.discriminator(), timeoutMillis, peer::isCancelled);
+            }
         } catch (RuntimeException e) {
             if (nic.closed) {
                 throw new VipException(VipReturn.INVALID_PARAMETER, "VipConnectWait", "the NIC was closed while waiting");

@@ -15,6 +15,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 
 /**
  * The listening RDMA CM id of one local host address of a NIC (on {@link Vipl#port()}), and the
@@ -25,7 +26,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Several VipConnectWait calls may wait at once, each with its own deadline: one of them at a
  * time reads the channel (never past its own deadline), the others sleep on a condition that
  * every event handled signals, and take over reading when the reader leaves. An event, the
- * reader leaving and {@link #close} wake them; nobody wakes to look.
+ * reader leaving, {@link #close} and {@link #wake} (a wait's cancellation) wake them; nobody
+ * wakes to look.
  */
 final class VipListener {
 
@@ -66,11 +68,23 @@ final class VipListener {
      * @throws IllegalStateException when the listener is closed (its NIC closed), also while waiting
      */
     VipConnHandle await(byte[] discriminator, long timeoutMillis) {
+        return await(discriminator, timeoutMillis, () -> false);
+    }
+
+    /**
+     * As {@link #await(byte[], long)}, but also null once {@code cancelled} says so: it is looked
+     * at whenever the wait looks, and whoever cancels calls {@link #wake} afterwards.
+     */
+    VipConnHandle await(byte[] discriminator, long timeoutMillis, BooleanSupplier cancelled) {
         long deadline = timeoutMillis == Vipl.INFINITE ? Long.MAX_VALUE : System.nanoTime() + timeoutMillis * 1_000_000;
         boolean polled = false;
         lock.lock();
         try {
             while (true) {
+                // before taking: a cancelled wait leaves the request queued for another one
+                if (cancelled.getAsBoolean()) {
+                    return null;
+                }
                 VipConnHandle c = take(discriminator);
                 if (c != null) {
                     return c;
@@ -151,6 +165,22 @@ final class VipListener {
                 c.consumed = true;
                 c.id.close();
             }
+        }
+    }
+
+    /**
+     * Wakes every wait, so that a cancelled one returns: the reader's {@code getEvent} returns at
+     * once (a reader not cancelled reads again), the others leave the condition.
+     */
+    void wake() {
+        lock.lock();
+        try {
+            if (reading) {
+                channel.interruptWait();
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
         }
     }
 

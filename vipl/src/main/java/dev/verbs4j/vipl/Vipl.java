@@ -161,7 +161,7 @@ public final class Vipl {
         if (bad(nic) || badAddress(localAddr) || badTimeout(timeoutMillis)) {
             throw fail(VipReturn.INVALID_PARAMETER, "VipConnectWait", String.valueOf(localAddr));
         }
-        return ViConnector.await(nic, localAddr, timeoutMillis);
+        return ViConnector.await(nic, localAddr, timeoutMillis, null);
     }
 
     /**
@@ -215,11 +215,11 @@ public final class Vipl {
      * <p>D21 (the matching, which the specification of later VIPL leaves to the provider): of the two
      * addresses compared as bytes (host address, then discriminator), the lower one waits for the
      * other's request as VipConnectWait does and accepts it if it comes from the peer's host (a
-     * request from elsewhere is rejected); the higher one sends VipConnectRequest, again every
-     * 50 ms while nobody listens yet. {@code timeoutMillis} bounds the whole attempt: TIMEOUT as
-     * the outcome when the peer did not come. VipDestroyVi (allowed while the VI waits, Idle, for
-     * the peer) and VipCloseNic cancel the attempt: its outcome is INVALID_PARAMETER and its thread
-     * ends within a fraction of a second.
+     * request from elsewhere is rejected); the higher one sends VipConnectRequest, again 50 ms
+     * after each NOT_REACHABLE while nobody listens yet. {@code timeoutMillis} bounds the whole
+     * attempt: TIMEOUT as the outcome when the peer did not come. VipDestroyVi (allowed while the
+     * VI waits, Idle, for the peer) and VipCloseNic cancel the attempt: its outcome is
+     * INVALID_PARAMETER and its thread ends at once, woken from whatever it waits for.
      *
      * @return SUCCESS when the attempt started; INVALID_PARAMETER (bad VI or addresses, both
      *         addresses equal), INVALID_STATE (the VI is not Idle or has an attempt outstanding),
