@@ -41,6 +41,13 @@ class ShardsTest {
         return shards;
     }
 
+    /** Every module's test sources. */
+    private static List<Path> testSources() throws IOException {
+        try (Stream<Path> files = Files.walk(root(), 12)) {
+            return files.filter(p -> p.toString().endsWith(".java") && p.toString().contains("/src/test/java/")).toList();
+        }
+    }
+
     /** The repository's root: the module's parent directory, where bin/test is. */
     private static Path root() {
         Path root = Path.of("").toAbsolutePath().getParent();
@@ -54,27 +61,25 @@ class ShardsTest {
         List<String> wrong = new ArrayList<>();
         Map<String, Integer> perShard = new TreeMap<>();
         int deviceClasses = 0;
-        try (Stream<Path> files = Files.walk(root(), 12)) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".java") && p.toString().contains("/src/test/java/")).toList()) {
-                String text = Files.readString(f);
-                boolean device = DEVICE.matcher(text).find();
-                List<String> tags = new ArrayList<>();
-                Matcher m = SHARD_TAG.matcher(text);
-                while (m.find()) {
-                    tags.add(m.group(1));
-                }
-                if (device) {
-                    deviceClasses++;
-                }
-                if (device && tags.size() != 1) {
-                    wrong.add(f + ": " + tags.size() + " shard tags " + tags + " (one of " + shards.keySet() + ")");
-                } else if (!device && !tags.isEmpty()) {
-                    wrong.add(f + ": shard tag " + tags + " without " + DEVICE_TAG);
-                } else if (device && !shards.containsKey(tags.get(0))) {
-                    wrong.add(f + ": no shard " + tags.get(0) + " in TestBed");
-                } else if (device) {
-                    perShard.merge(tags.get(0), 1, Integer::sum);
-                }
+        for (Path f : testSources()) {
+            String text = Files.readString(f);
+            boolean device = DEVICE.matcher(text).find();
+            List<String> tags = new ArrayList<>();
+            Matcher m = SHARD_TAG.matcher(text);
+            while (m.find()) {
+                tags.add(m.group(1));
+            }
+            if (device) {
+                deviceClasses++;
+            }
+            if (device && tags.size() != 1) {
+                wrong.add(f + ": " + tags.size() + " shard tags " + tags + " (one of " + shards.keySet() + ")");
+            } else if (!device && !tags.isEmpty()) {
+                wrong.add(f + ": shard tag " + tags + " without " + DEVICE_TAG);
+            } else if (device && !shards.containsKey(tags.get(0))) {
+                wrong.add(f + ": no shard " + tags.get(0) + " in TestBed");
+            } else if (device) {
+                perShard.merge(tags.get(0), 1, Integer::sum);
             }
         }
         assertThat(wrong).as("device test classes not in exactly one shard").isEmpty();
@@ -101,16 +106,14 @@ class ShardsTest {
         }
         Map<String, String> shards = shards();
         List<String> unscanned = new ArrayList<>();
-        try (Stream<Path> files = Files.walk(root(), 12)) {
-            for (Path f : files.filter(p -> p.toString().endsWith(".java") && p.toString().contains("/src/test/java/")).toList()) {
-                String text = Files.readString(f);
-                Matcher m = SHARD_TAG.matcher(text);
-                if (DEVICE.matcher(text).find() && m.find() && shards.containsKey(m.group(1))) {
-                    String shard = shards.get(m.group(1));
-                    String module = root().relativize(f).getName(0).toString();
-                    if (!modules.getOrDefault(shard, Set.of()).contains(module)) {
-                        unscanned.add(f + " (" + shard + ", module " + module + "; bin/test scans " + modules.get(shard) + ")");
-                    }
+        for (Path f : testSources()) {
+            String text = Files.readString(f);
+            Matcher m = SHARD_TAG.matcher(text);
+            if (DEVICE.matcher(text).find() && m.find() && shards.containsKey(m.group(1))) {
+                String shard = shards.get(m.group(1));
+                String module = root().relativize(f).getName(0).toString();
+                if (!modules.getOrDefault(shard, Set.of()).contains(module)) {
+                    unscanned.add(f + " (" + shard + ", module " + module + "; bin/test scans " + modules.get(shard) + ")");
                 }
             }
         }
