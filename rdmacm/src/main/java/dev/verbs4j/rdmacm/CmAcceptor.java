@@ -6,7 +6,6 @@ import dev.verbs4j.verbs.QpType;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.Objects;
 
 /**
  * The passive side of an RDMA CM connection: one connection request a listener took ({@link
@@ -26,23 +25,22 @@ import java.util.Objects;
  * reject frees it. One thread (or event loop) drives it at a time; its methods take one lock,
  * as {@link CmConnector}'s do.
  */
-public final class CmAcceptor {
+public final class CmAcceptor extends CmHandshake {
 
     private final CmEvent request;
-    private final CmId id;
-    private final CmTimeouts timeouts;
-    private final CmProgress progress;
     private CmEvent established;
 
     private CmAcceptor(CmEvent request, CmTimeouts timeouts) {
+        super(connectionRequest(request).id(), timeouts, "accept from " + request.id().peerAddress(), "acceptor",
+                CmPhase.DECISION);
+        this.request = request;
+    }
+
+    private static CmEvent connectionRequest(CmEvent request) {
         if (request.type() != CmEventType.CONNECT_REQUEST) {
             throw new IllegalArgumentException(request + " is not a connection request");
         }
-        this.request = request;
-        this.id = request.id();
-        this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
-        this.progress = new CmProgress("accept from " + id.peerAddress(), "acceptor", timeouts.whole());
-        progress.rest(CmPhase.DECISION);
+        return request;
     }
 
     /** The acceptor of {@code request}, a CONNECT_REQUEST event an event loop took; in {@link CmPhase#DECISION}. */
@@ -87,7 +85,7 @@ public final class CmAcceptor {
             progress.expect(CmPhase.DECISION, "accept");
             boolean ud = id.qpType() == QpType.UD;
             if (!ud) {
-                progress.start(CmPhase.ACCEPTANCE, timeouts.limit(CmPhase.ACCEPTANCE));
+                enter(CmPhase.ACCEPTANCE);
             }
             progress.call(() -> id.accept(parameters));
             if (ud) {
@@ -123,18 +121,6 @@ public final class CmAcceptor {
     }
 
     /**
-     * Drives the acceptor with the events of the id's channel until the connection is
-     * established. The channel must carry only this id's events (migrate the id to a channel of
-     * its own before accepting, or drive it with {@link #advance} from the listener's loop).
-     */
-    public CmEvent awaitEstablished() throws RdmaConnectionException {
-        while (phase() != CmPhase.ESTABLISHED) {
-            advance(progress.next(id));
-        }
-        return established();
-    }
-
-    /**
      * Takes the next event of the request's id: ESTABLISHED in {@link CmPhase#ACCEPTANCE} ends
      * it; ADDR_CHANGE is passed over; any other fails it.
      *
@@ -142,6 +128,7 @@ public final class CmAcceptor {
      * @throws IllegalArgumentException when {@code event} is not for the request's id
      * @throws IllegalStateException    when the acceptor failed or is done
      */
+    @Override
     public CmPhase advance(CmEvent event) throws RdmaConnectionException {
         progress.lock.lock();
         try {
@@ -157,31 +144,6 @@ public final class CmAcceptor {
         } finally {
             progress.lock.unlock();
         }
-    }
-
-    /**
-     * Fails the acceptor when its acceptance ran out of time; for an event loop that woke
-     * without an event.
-     *
-     * @throws RdmaTimeoutException "accept from …: acceptance (no RDMA_CM_EVENT_ESTABLISHED within … ms)"
-     */
-    public void checkTimeout() throws RdmaTimeoutException {
-        progress.checkLocked();
-    }
-
-    /** Nanoseconds the acceptance has left (Long.MAX_VALUE in a resting or final phase). */
-    public long remainingNanos() {
-        return progress.remainingNanosLocked();
-    }
-
-    /** The phase the acceptor is in (after a failure: the one it failed in). */
-    public CmPhase phase() {
-        return progress.locked(progress::phase);
-    }
-
-    /** The request's id: the caller's once accepted. */
-    public CmId id() {
-        return id;
     }
 
     /** The CONNECT_REQUEST event. */
@@ -200,17 +162,8 @@ public final class CmAcceptor {
     }
 
     /** The ESTABLISHED event, or null before it. */
+    @Override
     public CmEvent established() {
         return progress.locked(() -> established);
-    }
-
-    /** What ended the acceptor (the exception it threw), or null. */
-    public Throwable failure() {
-        return progress.locked(progress::failure);
-    }
-
-    @Override
-    public String toString() {
-        return progress.describeLocked();
     }
 }

@@ -32,7 +32,7 @@ import java.util.Objects;
  * methods take one lock, so that a thread taking the events and one connecting may hand it
  * to each other (as rping's do).
  */
-public final class CmConnector {
+public final class CmConnector extends CmHandshake {
 
     /**
      * What the caller does between the phases; runs on the thread that drives the connector. An
@@ -67,20 +67,15 @@ public final class CmConnector {
         }
     }
 
-    private final CmId id;
     private final InetSocketAddress destination;
-    private final CmTimeouts timeouts;
     private final Steps steps;
-    private final CmProgress progress;
     private CmEvent last;
 
     private CmConnector(CmId id, InetSocketAddress destination, CmTimeouts timeouts, Steps steps) {
-        this.id = Objects.requireNonNull(id, "id");
-        this.destination = Objects.requireNonNull(destination, "destination");
-        this.timeouts = Objects.requireNonNull(timeouts, "timeouts");
+        super(Objects.requireNonNull(id, "id"), timeouts, "connect to " + Objects.requireNonNull(destination, "destination"),
+                "connector", CmPhase.IDLE);
+        this.destination = destination;
         this.steps = Objects.requireNonNull(steps, "steps");
-        this.progress = new CmProgress("connect to " + destination, "connector", timeouts.whole());
-        progress.rest(CmPhase.IDLE);
         if (id.channel() == null) {
             throw new IllegalArgumentException(id + " is synchronous: a connector drives an id on an event channel");
         }
@@ -139,18 +134,6 @@ public final class CmConnector {
     }
 
     /**
-     * Drives the connector with the events of the id's channel until it is established.
-     *
-     * @throws IllegalStateException when it rests (a step returned nothing) or an event of another id arrives
-     */
-    public CmEvent awaitEstablished() throws RdmaConnectionException {
-        while (phase() != CmPhase.ESTABLISHED) {
-            advance(progress.next(id));
-        }
-        return established();
-    }
-
-    /**
      * Takes the next event of the id and moves on: runs the next step and the next librdmacm call
      * when it is the one the phase awaits; passes over ADDR_CHANGE; fails on any other.
      *
@@ -158,6 +141,7 @@ public final class CmConnector {
      * @throws IllegalArgumentException when {@code event} is not for this connector's id
      * @throws IllegalStateException    when the connector failed or is established
      */
+    @Override
     public CmPhase advance(CmEvent event) throws RdmaConnectionException {
         progress.lock.lock();
         try {
@@ -228,54 +212,15 @@ public final class CmConnector {
         }
     }
 
-    /**
-     * Fails the connector when its phase ran out of time; for an event loop that woke without
-     * an event. Nothing in a resting or final phase, or once failed.
-     *
-     * @throws RdmaTimeoutException naming the phase and the event it waited for
-     */
-    public void checkTimeout() throws RdmaTimeoutException {
-        progress.checkLocked();
-    }
-
-    /** Nanoseconds the current phase has left (Long.MAX_VALUE in a resting or final phase). */
-    public long remainingNanos() {
-        return progress.remainingNanosLocked();
-    }
-
-    /** The phase the connector is in (after a failure: the one it failed in). */
-    public CmPhase phase() {
-        return progress.locked(progress::phase);
-    }
-
-    /** The id. */
-    public CmId id() {
-        return id;
-    }
-
     /** The event that established the connection (ESTABLISHED, or CONNECT_RESPONSE for an own queue pair), or null. */
+    @Override
     public CmEvent established() {
         return progress.locked(() -> progress.phase() == CmPhase.ESTABLISHED ? last : null);
-    }
-
-    /** What ended the connector (the exception it threw), or null while it goes on or once established. */
-    public Throwable failure() {
-        return progress.locked(progress::failure);
     }
 
     /** The reason the peer gave when it rejected the connection, or null (not rejected, or no reason given). */
     public RejectionReason rejectionReason() {
         return progress.locked(() -> progress.failure() instanceof RdmaConnectionException e && e.event() == CmEventType.REJECTED
                 ? RejectionReason.decode(e.privateData()).orElse(null) : null);
-    }
-
-    /** What the connector does ("connect to /10.0.0.2:7471") and its phase. */
-    @Override
-    public String toString() {
-        return progress.describeLocked();
-    }
-
-    private void enter(CmPhase phase) throws RdmaTimeoutException {
-        progress.start(phase, timeouts.limit(phase));
     }
 }
