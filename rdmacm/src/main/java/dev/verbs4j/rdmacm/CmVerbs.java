@@ -2,6 +2,7 @@ package dev.verbs4j.rdmacm;
 
 import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.AddressHandle;
+import dev.verbs4j.verbs.Closeables;
 import dev.verbs4j.verbs.CompletionChannel;
 import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.Context;
@@ -138,16 +139,7 @@ public final class CmVerbs extends NativeResource {
             QueuePair qp = id.createQueuePair(pd, init);
             return new CmVerbs(id, qp, scq, rcq, null, rcq, scq, recvCh, sendCh, ownPd);
         } catch (RuntimeException e) {
-            for (NativeResource r : new NativeResource[]{rcq, scq, recvCh, sendCh, ownPd}) {
-                if (r != null) {
-                    try {
-                        r.close();
-                    } catch (RuntimeException s) {
-                        e.addSuppressed(s);
-                    }
-                }
-            }
-            throw e;
+            throw Closeables.closeAfter(e, rcq, scq, recvCh, sendCh, ownPd);
         }
     }
 
@@ -355,24 +347,11 @@ public final class CmVerbs extends NativeResource {
 
     @Override
     protected void destroy() {
-        RuntimeException failure = null;
-        for (NativeResource r : owned) {
-            if (r != null) {
-                try {
-                    r.close();
-                } catch (RuntimeException e) {
-                    if (failure == null) {
-                        failure = e;
-                    } else {
-                        failure.addSuppressed(e);
-                    }
-                }
-            }
-        }
-        send.close();
-        recv.close();
-        if (failure != null) {
-            throw failure;
+        try {
+            Closeables.closeAll(owned);
+        } finally {
+            send.close();
+            recv.close();
         }
     }
 
