@@ -17,6 +17,7 @@ import dev.verbs4j.verbs.internal.Ibv;
 import dev.verbs4j.verbs.internal.Native;
 
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
@@ -25,6 +26,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Function;
 import java.lang.invoke.MethodHandle;
 
 /**
@@ -41,6 +43,8 @@ public final class Context extends NativeResource {
     }
 
     private static final int ENODATA = Errno.ENODATA;
+    /** A GID as {@code ibv_query_gid} writes it: 16 bytes, no alignment. */
+    private static final MemoryLayout GID_LAYOUT = MemoryLayout.sequenceLayout(Gid.BYTES, ValueLayout.JAVA_BYTE);
 
     private final Device device;
     private final MemorySegment context;
@@ -176,18 +180,8 @@ public final class Context extends NativeResource {
      * reads as the zero GID, as in C.
      */
     public Gid queryGid(int port, int index) {
-        try (Use held = use()) {
-            checkPort(port);
-            checkIndex(index);
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment capture = Native.captureSegment(arena);
-                MemorySegment gid = arena.allocate(Gid.BYTES);
-                if (Ibv.queryGid(capture, context, (byte) port, index, gid) != 0) {
-                    throw new VerbsException("ibv_query_gid", Native.errno(capture), name() + " port " + port + " index " + index);
-                }
-                return Gid.of(gid.toArray(ValueLayout.JAVA_BYTE));
-            }
-        }
+        return queryTableEntry("ibv_query_gid", Ibv::queryGid, port, index, GID_LAYOUT,
+                gid -> Gid.of(gid.toArray(ValueLayout.JAVA_BYTE)));
     }
 
     /**
@@ -238,16 +232,32 @@ public final class Context extends NativeResource {
 
     /** The P_Key at {@code index} of {@code port}'s partition table, in host byte order. */
     public int queryPkey(int port, int index) {
+        return queryTableEntry("ibv_query_pkey", Ibv::queryPkey, port, index, ValueLayout.JAVA_SHORT,
+                pkey -> Short.toUnsignedInt(Short.reverseBytes(pkey.get(ValueLayout.JAVA_SHORT, 0))));
+    }
+
+    /** A query of one entry of a port's table that sets errno: {@code ibv_query_gid} or {@code ibv_query_pkey}. */
+    @FunctionalInterface
+    private interface TableQuery {
+        int call(MemorySegment capture, MemorySegment context, byte port, int index, MemorySegment out);
+    }
+
+    /**
+     * Entry {@code index} of {@code port}'s table: {@code query} fills {@code layout} in confined
+     * memory, which {@code read} turns into the value before it is freed.
+     */
+    private <T> T queryTableEntry(String function, TableQuery query, int port, int index, MemoryLayout layout,
+                                  Function<MemorySegment, T> read) {
         try (Use held = use()) {
             checkPort(port);
             checkIndex(index);
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment capture = Native.captureSegment(arena);
-                MemorySegment pkey = arena.allocate(ValueLayout.JAVA_SHORT);
-                if (Ibv.queryPkey(capture, context, (byte) port, index, pkey) != 0) {
-                    throw new VerbsException("ibv_query_pkey", Native.errno(capture), name() + " port " + port + " index " + index);
+                MemorySegment out = arena.allocate(layout);
+                if (query.call(capture, context, (byte) port, index, out) != 0) {
+                    throw new VerbsException(function, Native.errno(capture), name() + " port " + port + " index " + index);
                 }
-                return Short.toUnsignedInt(Short.reverseBytes(pkey.get(ValueLayout.JAVA_SHORT, 0)));
+                return read.apply(out);
             }
         }
     }
