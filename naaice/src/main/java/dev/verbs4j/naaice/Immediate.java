@@ -31,9 +31,7 @@ public final class Immediate {
 
     /** The host → NAA immediate for function {@code fn} (1..127) with user bytes U0, U1, U2. */
     public static int request(int fn, int u0, int u1, int u2) {
-        if (fn < 1 || fn > 127) {
-            throw new IllegalArgumentException("a function code is 1..127, got " + fn);
-        }
+        checkFunctionCode(fn);
         checkByte(u0, "U0");
         checkByte(u1, "U1");
         checkByte(u2, "U2");
@@ -52,9 +50,7 @@ public final class Immediate {
 
     /** User byte {@code index} (0 = U0 … 2 = U2) of a host → NAA immediate. */
     public static int userByte(int imm, int index) {
-        if (index < 0 || index > 2) {
-            throw new IllegalArgumentException("user byte index is 0..2, got " + index);
-        }
+        Bounds.inRange("user byte index", index, 0, 2);
         return (imm >>> (8 * (index + 1))) & 0xff;
     }
 
@@ -80,9 +76,12 @@ public final class Immediate {
         return ((b[0] & 0xff) << 24) | ((b[1] & 0xff) << 16) | ((b[2] & 0xff) << 8) | (b[3] & 0xff);
     }
 
+    /** Throws unless {@code fn} is a function code, 1..127 (the 0x80 bit of F is the start bit). */
+    static void checkFunctionCode(int fn) {
+        Bounds.inRange("a function code", fn, 1, 127);
+    }
+
     private static void checkByte(int v, String what) {
-        if (v < 0 || v > 255) {
-            throw new IllegalArgumentException(what + " is 0..255, got " + v);
-        }
+        Bounds.inRange(what, v, 0, 255);
     }
 }

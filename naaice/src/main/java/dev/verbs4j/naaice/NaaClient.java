@@ -128,9 +128,7 @@ public final class NaaClient implements AutoCloseable {
          * Mrsp#C_MAX_REQUEST_ENTRIES}, all a C NAA can receive; up to 255 for a Java NAA.
          */
         public Builder maxRequestEntries(int n) {
-            if (n < 1 || n > 255) {
-                throw new IllegalArgumentException("maxRequestEntries is 1..255, got " + n);
-            }
+            Bounds.inRange("maxRequestEntries", n, 1, 255);
             this.maxRequestEntries = n;
             return this;
         }

@@ -76,63 +76,49 @@ public final class NaaServer implements AutoCloseable {
 
         /** Adds (or replaces) the kernel of function code {@code fn} (1..127); the reference kernels 1..3 are built in. */
         public Builder kernel(int fn, Kernel kernel) {
-            if (fn < 1 || fn > 127) {
-                throw new IllegalArgumentException("a function code is 1..127, got " + fn);
-            }
+            Immediate.checkFunctionCode(fn);
             kernels.put(fn, kernel);
             return this;
         }
 
         /** Connections served at once (default 1024); more are rejected with the reason in the private data. */
         public Builder maxConnections(int n) {
-            if (n < 1) {
-                throw new IllegalArgumentException("maxConnections is at least 1, got " + n);
-            }
+            Bounds.atLeast("maxConnections", n, 1);
             this.maxConnections = n;
             return this;
         }
 
         /** Regions (parameters + internal) one connection may request (default 32); more → MRSP error 0x03. */
         public Builder maxRegions(int n) {
-            if (n < 1 || n > 255) {
-                throw new IllegalArgumentException("maxRegions is 1..255, got " + n);
-            }
+            Bounds.inRange("maxRegions", n, 1, 255);
             this.maxRegions = n;
             return this;
         }
 
         /** Bytes one connection may request in all (default 1 GiB); more → MRSP error 0x01. */
         public Builder maxBytes(long n) {
-            if (n < 0) {
-                throw new IllegalArgumentException("maxBytes is at least 0, got " + n);
-            }
+            Bounds.atLeast("maxBytes", n, 0);
             this.maxBytes = n;
             return this;
         }
 
         /** Regions of all connections together (default 65536); a setup beyond → MRSP error 0x03. */
         public Builder maxTotalRegions(long n) {
-            if (n < 1) {
-                throw new IllegalArgumentException("maxTotalRegions is at least 1, got " + n);
-            }
+            Bounds.atLeast("maxTotalRegions", n, 1);
             this.maxTotalRegions = n;
             return this;
         }
 
         /** Bytes of all connections' regions together (default 4 GiB); a setup beyond → MRSP error 0x01. */
         public Builder maxTotalBytes(long n) {
-            if (n < 0) {
-                throw new IllegalArgumentException("maxTotalBytes is at least 0, got " + n);
-            }
+            Bounds.atLeast("maxTotalBytes", n, 0);
             this.maxTotalBytes = n;
             return this;
         }
 
         /** Connection requests the connection manager queues before the listener takes them (default 1024, the kernel's cap). */
         public Builder backlog(int n) {
-            if (n < 1) {
-                throw new IllegalArgumentException("backlog is at least 1, got " + n);
-            }
+            Bounds.atLeast("backlog", n, 1);
             this.backlog = n;
             return this;
         }
