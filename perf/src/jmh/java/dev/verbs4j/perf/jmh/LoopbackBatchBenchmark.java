@@ -1,14 +1,8 @@
 package dev.verbs4j.perf.jmh;
 
-import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.CompletionQueue;
-import dev.verbs4j.verbs.Context;
-import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Opcode;
-import dev.verbs4j.verbs.ProtectionDomain;
-import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
-import dev.verbs4j.verbs.QueuePairInit;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.WorkCompletion;
@@ -51,7 +45,7 @@ public class LoopbackBatchBenchmark {
     static final int LIST = 32;
     static final int DEPTH = 128;
 
-    private Context context;
+    private LoopbackPair loopback;
     private QueuePair a;
     private CompletionQueue cq;
     private SendRequests sends;
@@ -61,21 +55,13 @@ public class LoopbackBatchBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        String device = System.getenv().getOrDefault("VERBS4J_LO_DEV", "rxe_lo");
-        context = Context.open(device);
-        ProtectionDomain pd = context.allocateProtectionDomain();
-        cq = context.createCompletionQueue(DEPTH).confine();
-        CompletionQueue cqB = context.createCompletionQueue(16);
-        a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cq).maxSendWr(DEPTH).maxRecvWr(1)).confine();
-        QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cqB).maxSendWr(1).maxRecvWr(1));
-        a.connect(1, b.localEndpoint(0), 0);
-        b.connect(1, a.localEndpoint(0), 0);
-        MemoryRegion mrA = pd.allocateRegion(4096, Access.LOCAL_WRITE);
-        MemoryRegion mrB = pd.allocateRegion(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        loopback = new LoopbackPair(DEPTH, DEPTH, 16, 1);
+        cq = loopback.cqA.confine();
+        a = loopback.a.confine();
         sends = SendRequests.confined(LIST, 1);
         for (int i = 0; i < LIST; i++) {
-            sends.reset(i).opcode(Opcode.RDMA_WRITE).flags(i == LIST - 1 ? SendFlags.SIGNALED : 0).sge(mrA, 0, SIZE)
-                    .rdma(mrB.remoteAddress(), mrB.rkey());
+            sends.reset(i).opcode(Opcode.RDMA_WRITE).flags(i == LIST - 1 ? SendFlags.SIGNALED : 0)
+                    .sge(loopback.mrA, 0, SIZE).rdma(loopback.mrB.remoteAddress(), loopback.mrB.rkey());
         }
         wcs = WorkCompletions.confined(DEPTH / LIST);
     }
@@ -87,7 +73,7 @@ public class LoopbackBatchBenchmark {
         }
         sends.close();
         wcs.close();
-        context.close();
+        loopback.close();
     }
 
     /** One list of {@value #LIST} WRITEs, after reaping a list's completion when the send queue is full. */

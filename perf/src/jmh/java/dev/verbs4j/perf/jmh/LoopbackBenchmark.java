@@ -1,14 +1,8 @@
 package dev.verbs4j.perf.jmh;
 
-import dev.verbs4j.verbs.Access;
 import dev.verbs4j.verbs.CompletionQueue;
-import dev.verbs4j.verbs.Context;
-import dev.verbs4j.verbs.MemoryRegion;
 import dev.verbs4j.verbs.Opcode;
-import dev.verbs4j.verbs.ProtectionDomain;
-import dev.verbs4j.verbs.QpType;
 import dev.verbs4j.verbs.QueuePair;
-import dev.verbs4j.verbs.QueuePairInit;
 import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.SendRequest;
 import dev.verbs4j.verbs.SendRequests;
@@ -47,7 +41,7 @@ public class LoopbackBenchmark {
 
     private static final int SIZE = 64;
 
-    private Context context;
+    private LoopbackPair loopback;
     private QueuePair a;
     private CompletionQueue cqA;
     private SendRequests sends;
@@ -57,20 +51,12 @@ public class LoopbackBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() {
-        String device = System.getenv().getOrDefault("VERBS4J_LO_DEV", "rxe_lo");
-        context = Context.open(device);
-        ProtectionDomain pd = context.allocateProtectionDomain();
-        cqA = context.createCompletionQueue(64);
-        CompletionQueue cqB = context.createCompletionQueue(64);
-        a = pd.createQueuePair(QueuePairInit.of(QpType.RC, cqA).maxSendWr(16).maxRecvWr(1));
-        QueuePair b = pd.createQueuePair(QueuePairInit.of(QpType.RC, cqB).maxSendWr(1).maxRecvWr(16));
-        a.connect(1, b.localEndpoint(0), 0);
-        b.connect(1, a.localEndpoint(0), 0);
-        MemoryRegion mrA = pd.allocateRegion(4096, Access.LOCAL_WRITE);
-        MemoryRegion mrB = pd.allocateRegion(4096, Access.LOCAL_WRITE | Access.REMOTE_WRITE);
+        loopback = new LoopbackPair(64, 16, 64, 16);
+        a = loopback.a;
+        cqA = loopback.cqA;
         sends = new SendRequests(1, 1);
-        wr = sends.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(mrA, 0, SIZE)
-                .rdma(mrB.remoteAddress(), mrB.rkey());
+        wr = sends.reset(0).opcode(Opcode.RDMA_WRITE).flags(SendFlags.SIGNALED).sge(loopback.mrA, 0, SIZE)
+                .rdma(loopback.mrB.remoteAddress(), loopback.mrB.rkey());
         wcs = new WorkCompletions(1);
     }
 
@@ -78,7 +64,7 @@ public class LoopbackBenchmark {
     public void tearDown() {
         sends.close();
         wcs.close();
-        context.close();
+        loopback.close();
     }
 
     /** post_send of one signaled RDMA WRITE, then poll_cq until its completion. */

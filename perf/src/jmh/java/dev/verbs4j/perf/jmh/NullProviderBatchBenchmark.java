@@ -10,23 +10,13 @@ import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OperationsPerInvocation;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The binding's cost <em>per message</em> when work requests are posted in lists and completions
@@ -40,41 +30,24 @@ import java.util.concurrent.TimeUnit;
  * ibv_wr_complete()}), through verbs4j and as bare downcalls. {@code null_batch_bench.c} runs the
  * same loops in C.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 5, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 public class NullProviderBatchBenchmark extends NullProviderLists {
 
     private static final int MAX = NullProvider.MAX_BATCH;
     /** {@code next} of a work request lies at offset 8. */
     private static final long WR_NEXT = 8;
 
-    private NullProvider provider;
-    private QueuePair qp;
-    private CompletionQueue cq;
     private SendRequests sends;
     private SendRequests confinedSends;
     private ReceiveRequests receives;
     private ReceiveRequests confinedReceives;
     private final WorkCompletions[] wcs = new WorkCompletions[MAX + 1];
     private final WorkCompletions[] confinedWcs = new WorkCompletions[MAX + 1];
-    private long id;
 
-    private Arena arena;
-    private MemorySegment rawQp;
-    private MemorySegment rawCq;
-    private MemorySegment rawPostSend;
     private MemorySegment rawPostRecv;
-    private MemorySegment rawPollCq;
     private MemorySegment rawSendWrs;
     private MemorySegment rawRecvWrs;
     private long sendWrSize;
     private long recvWrSize;
-    private MemorySegment rawBadWr;
-    private MemorySegment rawWc;
     private ExtendedQueuePair xqp;
     private MemoryRegion mr;
     private MemorySegment rawQpx;
@@ -88,9 +61,7 @@ public class NullProviderBatchBenchmark extends NullProviderLists {
 
     @Setup(Level.Trial)
     public void setUp() {
-        provider = NullProvider.open();
-        qp = provider.queuePair();
-        cq = provider.completionQueue();
+        open();
         sends = provider.signaledSends(new SendRequests(MAX, 1));
         confinedSends = provider.signaledSends(SendRequests.confined(MAX, 1));
         receives = provider.receives(new ReceiveRequests(MAX, 1));
@@ -99,11 +70,7 @@ public class NullProviderBatchBenchmark extends NullProviderLists {
             wcs[n] = new WorkCompletions(n);
             confinedWcs[n] = WorkCompletions.confined(n);
         }
-        arena = Arena.ofConfined();
-        rawCq = provider.nativeObject(2);
-        rawQp = provider.nativeObject(3);
-        rawPostSend = provider.nativeObject(5);
-        rawPollCq = provider.nativeObject(6);
+        openRaw(MAX);
         sendWrSize = provider.sendWrSize();
         recvWrSize = provider.recvWrSize();
         // np.send_wrs and np.recv_wrs are static arrays of the null provider's library, which stays
@@ -111,7 +78,6 @@ public class NullProviderBatchBenchmark extends NullProviderLists {
         rawSendWrs = provider.nativeObject(8).reinterpret(sendWrSize * MAX);
         rawRecvWrs = provider.nativeObject(9).reinterpret(recvWrSize * MAX);
         rawPostRecv = provider.nativeObject(10);
-        rawBadWr = arena.allocate(ValueLayout.ADDRESS);
         xqp = provider.extendedQueuePair().extended();
         mr = provider.memoryRegion();
         // a plain address for wr_set_sge: np.buffer, the region's memory, is a static of the null
@@ -126,13 +92,12 @@ public class NullProviderBatchBenchmark extends NullProviderLists {
         rawWrSend = rawQpx.get(ValueLayout.ADDRESS, layout[3]);
         rawWrSetSge = rawQpx.get(ValueLayout.ADDRESS, layout[4]);
         rawWrComplete = rawQpx.get(ValueLayout.ADDRESS, layout[5]);
-        rawWc = arena.allocate(NullProvider.WC_SIZE * MAX, 8);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        provider.closeCounted(id, sends, confinedSends, receives, confinedReceives, wcs[1], confinedWcs[1], wcs[8],
-                confinedWcs[8], wcs[32], confinedWcs[32], arena);
+        close(sends, confinedSends, receives, confinedReceives, wcs[1], confinedWcs[1], wcs[8], confinedWcs[8], wcs[32],
+                confinedWcs[32]);
     }
 
     // ---- sends: n per post, n completions per poll; per message

@@ -10,22 +10,12 @@ import dev.verbs4j.verbs.WorkCompletion;
 import dev.verbs4j.verbs.WorkCompletions;
 
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The binding's own cost per operation: one signaled SEND posted ({@link QueuePair#postSend})
@@ -36,58 +26,32 @@ import java.util.concurrent.TimeUnit;
  * (built once, {@code critical(false)}) on the native objects, with the same checks. Run with
  * {@code -prof gc}: {@code gc.alloc.rate.norm} is the bytes allocated per operation (0 expected).
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 5, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
-public class NullProviderBenchmark {
+public class NullProviderBenchmark extends NullProviderState {
 
-    private NullProvider provider;
-    private QueuePair qp;
-    private CompletionQueue cq;
     private SendRequests sends;
     private SendRequest wr;
     private WorkCompletions wcs;
     private SendRequests confinedSends;
     private SendRequest confinedWr;
     private WorkCompletions confinedWcs;
-    private long id;
-
-    private Arena arena;
-    private MemorySegment rawQp;
-    private MemorySegment rawCq;
-    private MemorySegment rawPostSend;
-    private MemorySegment rawPollCq;
     private MemorySegment rawWr;
-    private MemorySegment rawBadWr;
-    private MemorySegment rawWc;
 
     @Setup(Level.Trial)
     public void setUp() {
-        provider = NullProvider.open();
-        qp = provider.queuePair();
-        cq = provider.completionQueue();
+        open();
         sends = new SendRequests(1, 1);
         wr = sends.reset(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
         wcs = new WorkCompletions(1);
         confinedSends = SendRequests.confined(1, 1);
         confinedWr = confinedSends.reset(0).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(provider.memoryRegion(), 0, 64);
         confinedWcs = WorkCompletions.confined(1);
-        arena = Arena.ofConfined();
-        rawCq = provider.nativeObject(2);
-        rawQp = provider.nativeObject(3);
-        rawPostSend = provider.nativeObject(5);
-        rawPollCq = provider.nativeObject(6);
+        openRaw(1);
         rawWr = provider.nativeObject(7).reinterpret(8);
-        rawBadWr = arena.allocate(ValueLayout.ADDRESS);
-        rawWc = arena.allocate(NullProvider.WC_SIZE, 8);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        provider.closeCounted(id, sends, wcs, confinedSends, confinedWcs, arena);
+        close(sends, wcs, confinedSends, confinedWcs);
     }
 
     /** post_send + poll_cq of one signaled SEND. */

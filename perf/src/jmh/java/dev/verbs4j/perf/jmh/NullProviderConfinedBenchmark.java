@@ -1,25 +1,14 @@
 package dev.verbs4j.perf.jmh;
 
-import dev.verbs4j.verbs.CompletionQueue;
 import dev.verbs4j.verbs.ExtendedQueuePair;
 import dev.verbs4j.verbs.QueuePair;
 import dev.verbs4j.verbs.ReceiveRequests;
 import dev.verbs4j.verbs.SendRequests;
 import dev.verbs4j.verbs.WorkCompletions;
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
-import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.concurrent.TimeUnit;
 
 /**
  * The thread-confined fast path: the same loops as {@link NullProviderBenchmark} (one request per
@@ -28,32 +17,22 @@ import java.util.concurrent.TimeUnit;
  * confined descriptors: no atomic operation on the data path. A class of its own because
  * confinement is one-way and the null provider is one per process.
  */
-@State(Scope.Thread)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 5, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = "--enable-native-access=ALL-UNNAMED")
 public class NullProviderConfinedBenchmark extends NullProviderLists {
 
     private static final int MAX = NullProvider.MAX_BATCH;
 
-    private NullProvider provider;
-    private QueuePair qp;
     private ExtendedQueuePair xqp;
-    private CompletionQueue cq;
     private SendRequests sends;
     private ReceiveRequests receives;
     private final WorkCompletions[] wcs = new WorkCompletions[MAX + 1];
-    private long id;
 
     /** Runs on the benchmark thread (thread-scoped state), which the queue pair and queue are confined to. */
     @Setup(Level.Trial)
     public void setUp() {
-        provider = NullProvider.open();
-        qp = provider.queuePair().confine();
+        open();
+        qp.confine();
         xqp = provider.extendedQueuePair().confine().extended();
-        cq = provider.completionQueue().confine();
+        cq.confine();
         sends = provider.signaledSends(SendRequests.confined(MAX, 1));
         receives = provider.receives(ReceiveRequests.confined(MAX, 1));
         for (int n : new int[]{1, 8, 32}) {
@@ -63,7 +42,7 @@ public class NullProviderConfinedBenchmark extends NullProviderLists {
 
     @TearDown(Level.Trial)
     public void tearDown() {
-        provider.closeCounted(id, sends, receives, wcs[1], wcs[8], wcs[32]);
+        close(sends, receives, wcs[1], wcs[8], wcs[32]);
     }
 
     /** post_send + poll_cq of one signaled SEND, as {@link NullProviderBenchmark#postSendPollCq}. */

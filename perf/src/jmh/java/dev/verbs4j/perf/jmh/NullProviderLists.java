@@ -10,7 +10,7 @@ import org.openjdk.jmh.annotations.OperationsPerInvocation;
  * ({@code ibv_wr_*}) in batches of 1, 8 and 32, receives in lists of 1, 8 and 32. JMH names them
  * after the subclass ({@code NullProviderBatchBenchmark.send8}).
  */
-public abstract class NullProviderLists {
+public abstract class NullProviderLists extends NullProviderState {
 
     /** Posts {@code n} signaled SENDs as one list and polls their completions, checked; returns the last wr_id. */
     abstract long send(int n);

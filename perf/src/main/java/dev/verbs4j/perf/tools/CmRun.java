@@ -230,54 +230,14 @@ final class CmRun implements AutoCloseable {
         }
         CmId id = commChannel.createId(PortSpace.TCP);
         // perftest: an ADDR_ERROR or ROUTE_ERROR is retried at once, ten in all; anything else ends the run
-        int left = ATTEMPTS;
-        while (true) {
-            if (left == 0) {
-                id.close();
-                throw clientFailed("Received " + ATTEMPTS + " times ADDR_ERROR");
-            }
-            try {
-                id.resolveAddress(sourceAddress(0), server, RESOLVE);
-            } catch (RuntimeException e) {
-                id.close();
-                throw clientFailed("rdma_resolve_addr failed");
-            }
-            CmEvent ev = await(commChannel, id);
-            if (ev.type() == CmEventType.ADDR_ERROR) {
-                left--;
-                continue;
-            }
-            if (ev.type() != CmEventType.ADDR_RESOLVED) {
-                id.close();
-                throw clientFailed("unexpected CM event " + ev.type().code());
-            }
-            break;
-        }
+        InetSocketAddress source = sourceAddress(0);
+        int left = resolveStep(id, () -> id.resolveAddress(source, server, RESOLVE), "rdma_resolve_addr failed",
+                CmEventType.ADDR_ERROR, CmEventType.ADDR_RESOLVED, ATTEMPTS, "Received " + ATTEMPTS + " times ADDR_ERROR");
         if (o.tos >= 0) {
             id.setTypeOfService(o.tos);
         }
-        while (true) {
-            if (left <= 0) {
-                id.close();
-                throw clientFailed("Received " + ATTEMPTS + " times ADDR_ERROR - aborting");
-            }
-            try {
-                id.resolveRoute(RESOLVE);
-            } catch (RuntimeException e) {
-                id.close();
-                throw clientFailed("rdma_resolve_route failed");
-            }
-            CmEvent ev = await(commChannel, id);
-            if (ev.type() == CmEventType.ROUTE_ERROR) {
-                left--;
-                continue;
-            }
-            if (ev.type() != CmEventType.ROUTE_RESOLVED) {
-                id.close();
-                throw clientFailed("unexpected CM event " + ev.type().code());
-            }
-            break;
-        }
+        resolveStep(id, () -> id.resolveRoute(RESOLVE), "rdma_resolve_route failed", CmEventType.ROUTE_ERROR,
+                CmEventType.ROUTE_RESOLVED, left, "Received " + ATTEMPTS + " times ADDR_ERROR - aborting");
         CmControlChannel c = new CmControlChannel(id, t);
         try {
             id.connect(parameters());
@@ -295,6 +255,39 @@ final class CmRun implements AutoCloseable {
             throw t.exit(" Unable to init the socket connection", 1);
         }
         return c;
+    }
+
+    /**
+     * One resolution step of {@link #connectComm}: {@code step} (rdma_resolve_addr or _route) until
+     * its event is {@code done}, again at once after each {@code retry} event while any of the
+     * {@code left} attempts remain. On failure closes {@code id} and ends the run with perftest's
+     * messages ({@code stepFailed} when the call throws, {@code exhausted} after the last attempt);
+     * returns the attempts left.
+     */
+    private int resolveStep(CmId id, Runnable step, String stepFailed, CmEventType retry, CmEventType done, int left,
+                            String exhausted) throws ToolExit {
+        while (true) {
+            if (left <= 0) {
+                id.close();
+                throw clientFailed(exhausted);
+            }
+            try {
+                step.run();
+            } catch (RuntimeException e) {
+                id.close();
+                throw clientFailed(stepFailed);
+            }
+            CmEvent ev = await(commChannel, id);
+            if (ev.type() == retry) {
+                left--;
+                continue;
+            }
+            if (ev.type() != done) {
+                id.close();
+                throw clientFailed("unexpected CM event " + ev.type().code());
+            }
+            return left;
+        }
     }
 
     /** perftest's end of a failed control connection: {@code message}, then its two closing lines. */

@@ -197,6 +197,19 @@ final class DataPath {
         }
     }
 
+    /**
+     * Posts the next list of a stream without a fixed end (duration and infinite modes) on queue
+     * pair {@code i}, which has posted {@code scnt} requests before: its {@code list} requests carry
+     * {@code baseFlags}, and those whose count is a multiple of {@code cqMod} are signaled.
+     */
+    void postStreamList(int i, int list, long scnt, int cqMod, int baseFlags) throws ToolExit {
+        for (int k = 0; k < list; k++) {
+            boolean signal = (scnt + k + 1) % cqMod == 0;
+            flags(i, k, signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
+        }
+        post(i, list, (int) scnt);
+    }
+
     // ---- completions ----
 
     CompletionQueue sendCq() {

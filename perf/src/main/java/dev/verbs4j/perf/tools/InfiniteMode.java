@@ -1,7 +1,6 @@
 package dev.verbs4j.perf.tools;
 
 import dev.verbs4j.tools.ToolExit;
-import dev.verbs4j.verbs.SendFlags;
 import dev.verbs4j.verbs.WorkCompletion;
 
 import java.util.concurrent.atomic.AtomicLong;
@@ -62,11 +61,7 @@ final class InfiniteMode extends MeasurementLoops {
             while (true) {
                 for (int i = 0; i < q; i++) {
                     while (scnt[i] - ccnt[i] + list <= o.txDepth) {
-                        for (int k = 0; k < list; k++) {
-                            boolean signal = (scnt[i] + k + 1) % cqMod == 0;
-                            path.flags(i, k, signal ? baseFlags | SendFlags.SIGNALED : baseFlags);
-                        }
-                        path.post(i, list, (int) scnt[i]);
+                        path.postStreamList(i, list, scnt[i], cqMod, baseFlags);
                         scnt[i] += list;
                     }
                 }

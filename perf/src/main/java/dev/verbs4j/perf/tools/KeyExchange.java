@@ -250,15 +250,7 @@ final class KeyExchange {
 
     /** As {@link #closeExchange()}, with {@code failed} as the last line of a failure. */
     private void closeExchange(String failed) throws ToolExit {
-        try {
-            parseKey(channel.lastExchange(keyMessage(res.local(0))));
-        } catch (InterruptedIOException e) {
-            throw exit(" Interrupted while waiting for the peer", 1);
-        } catch (IOException e) {
-            err.print("ethernet_read_keys: Couldn't read remote address\n");
-            err.print(unableToRead());
-            throw exit(failed, 1);
-        }
+        key(0, true, failed);
         channel.finish(true);
         channel = null;
     }

@@ -3,7 +3,6 @@ package dev.verbs4j.tools.naaice;
 import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.ReferenceKernels;
 import dev.verbs4j.tools.Getopt;
-import dev.verbs4j.tools.OperatorLog;
 import dev.verbs4j.verbs.RdmaArena;
 
 import java.io.PrintStream;
@@ -39,26 +38,18 @@ public final class NaaiceBench {
     public static int run(String[] args, PrintStream out, PrintStream err) {
         Getopt g = new Getopt("naaice-bench", args, "a:p:l:f:M:n:t:vqh", "address:a", "port:p", "local:l", "fncode:f", "max:M",
                 "repeat:n", "timeout:t", "verbose:v", "quiet:q", "help:h");
-        String address = null;
-        String localAddress = null;
-        int port = NaaClient.DEFAULT_PORT;
         int fn = ReferenceKernels.FN_NO_OP;
         long max = 1 << 20;
         int repeat = 5;
-        Duration timeout = Duration.ofSeconds(60);
-        CommonOptions common = new CommonOptions(out, err, NaaiceBench::usage);
+        ClientOptions client = new ClientOptions("naaice-bench", out, err, NaaiceBench::usage);
         try {
             for (int c; (c = g.next(err)) != -1; ) {
                 switch (c) {
-                    case 'a' -> address = g.argument();
-                    case 'p' -> port = (int) NaaArguments.number("--port", g.argument(), 1, 65535);
-                    case 'l' -> localAddress = g.argument();
                     case 'f' -> fn = (int) NaaArguments.number("--fncode", g.argument(), 0, 255);
                     case 'M' -> max = NaaArguments.size("--max", g.argument(), 1, Integer.MAX_VALUE);
                     case 'n' -> repeat = (int) NaaArguments.number("--repeat", g.argument(), 1, 1_000_000);
-                    case 't' -> timeout = Duration.ofSeconds(NaaArguments.number("--timeout", g.argument(), 1, 86_400));
                     default -> {
-                        int end = common.take(c);
+                        int end = client.take(c, g);
                         if (end != CommonOptions.GO_ON) {
                             return end;
                         }
@@ -66,16 +57,16 @@ public final class NaaiceBench {
                 }
             }
         } catch (IllegalArgumentException e) {
-            err.println("naaice-bench: " + e.getMessage());
-            return 2;
+            return client.invalid(e);
         }
-        OperatorLog.verbosity(common.verbosity());
-        NaaArguments at = NaaArguments.resolve("naaice-bench", address, localAddress, port, err, NaaiceBench::usage);
+        client.applyVerbosity();
+        NaaArguments at = client.resolve();
         if (at == null) {
             return 2;
         }
         InetSocketAddress naa = at.naa();
         InetSocketAddress local = at.local();
+        Duration timeout = client.timeout();
         // one unreported round first: the first connection of a process pays for loading the
         // libraries and compiling the code paths, which would otherwise land in the first row
         try {

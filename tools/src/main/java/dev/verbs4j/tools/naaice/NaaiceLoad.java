@@ -4,7 +4,6 @@ import dev.verbs4j.naaice.NaaClient;
 import dev.verbs4j.naaice.NaaServer;
 import dev.verbs4j.naaice.ReferenceKernels;
 import dev.verbs4j.tools.Getopt;
-import dev.verbs4j.tools.OperatorLog;
 import dev.verbs4j.verbs.RdmaArena;
 
 import java.io.IOException;
@@ -86,9 +85,6 @@ public final class NaaiceLoad {
     public static int run(String[] args, PrintStream out, PrintStream err) throws Exception {
         Getopt g = new Getopt("naaice-load", args, "a:p:l:c:n:s:f:w:SP:t:vqh", "address:a", "port:p", "local:l", "clients:c",
                 "rpcs:n", "size:s", "fncode:f", "connecting:w", "serve:S", "server-pid:P", "timeout:t", "verbose:v", "quiet:q", "help:h");
-        String address = null;
-        String localAddress = null;
-        int port = NaaClient.DEFAULT_PORT;
         int clients = 16;
         int rpcs = 10;
         long size = 4096;
@@ -96,14 +92,10 @@ public final class NaaiceLoad {
         int connecting = DEFAULT_CONNECTING;
         boolean serve = false;
         long serverPid = -1;
-        Duration timeout = Duration.ofSeconds(60);
-        CommonOptions common = new CommonOptions(out, err, NaaiceLoad::usage);
+        ClientOptions client = new ClientOptions("naaice-load", out, err, NaaiceLoad::usage);
         try {
             for (int c; (c = g.next(err)) != -1; ) {
                 switch (c) {
-                    case 'a' -> address = g.argument();
-                    case 'p' -> port = (int) NaaArguments.number("--port", g.argument(), 1, 65535);
-                    case 'l' -> localAddress = g.argument();
                     case 'c' -> clients = (int) NaaArguments.number("--clients", g.argument(), 1, 100_000);
                     case 'n' -> rpcs = (int) NaaArguments.number("--rpcs", g.argument(), 1, 10_000_000);
                     case 's' -> size = NaaArguments.size("--size", g.argument(), 1, Integer.MAX_VALUE);
@@ -111,9 +103,8 @@ public final class NaaiceLoad {
                     case 'w' -> connecting = (int) NaaArguments.number("--connecting", g.argument(), 1, 100_000);
                     case 'S' -> serve = true;
                     case 'P' -> serverPid = NaaArguments.number("--server-pid", g.argument(), 1, Integer.MAX_VALUE);
-                    case 't' -> timeout = Duration.ofSeconds(NaaArguments.number("--timeout", g.argument(), 1, 86_400));
                     default -> {
-                        int end = common.take(c);
+                        int end = client.take(c, g);
                         if (end != CommonOptions.GO_ON) {
                             return end;
                         }
@@ -121,20 +112,20 @@ public final class NaaiceLoad {
                 }
             }
         } catch (IllegalArgumentException e) {
-            err.println("naaice-load: " + e.getMessage());
-            return 2;
+            return client.invalid(e);
         }
-        OperatorLog.verbosity(common.verbosity());
-        if (address != null && serve && serverPid >= 0) {
+        client.applyVerbosity();
+        if (client.address() != null && serve && serverPid >= 0) {
             err.println("naaice-load: --serve and --server-pid exclude each other");
             return 2;
         }
-        NaaArguments at = NaaArguments.resolve("naaice-load", address, localAddress, port, err, NaaiceLoad::usage);
+        NaaArguments at = client.resolve();
         if (at == null) {
             return 2;
         }
         InetSocketAddress naa = at.naa();
         InetSocketAddress local = at.local();
+        Duration timeout = client.timeout();
         long pid = serverPid >= 0 ? serverPid : ProcessHandle.current().pid();
         NaaServer server = serve ? NaaServer.builder().bind(naa).maxConnections(Math.max(1024, clients)).start() : null;
         Result r;

@@ -50,7 +50,6 @@ public final class Mc extends ManualExample {
     private boolean verify;
     private int count = 4;
     private int length = 64;
-    private Duration limit = Duration.ofSeconds(30);
 
     private Mc(PrintStream out, PrintStream err) {
         super("mc", out, err);
@@ -71,7 +70,6 @@ public final class Mc extends ManualExample {
             case 'p' -> { } // parsed and unused, as in the manual's code
             case 's' -> sender = true;
             case 'V' -> verify = true;
-            case 't' -> limit = Duration.ofSeconds(opts.positiveArgument('t'));
             default -> {
                 return false;
             }
@@ -152,7 +150,7 @@ public final class Mc extends ManualExample {
                 sr.reset(0).wrId(i).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(qp.qpNum())
                         .ud(ah, ud.qpNum(), ud.qkey()).sge(mr, (long) i * length, length);
                 qp.postSend(sr, 1);
-                WorkCompletion wc = pollOne(cq, wcs, "the completion of message " + (i + 1));
+                WorkCompletion wc = pollOne(cq, wcs, "no the completion of message " + (i + 1));
                 if (!wc.isSuccess()) {
                     err.print("mc: send " + (i + 1) + " failed: " + wc.status().description() + "\n");
                     return 1;
@@ -166,7 +164,7 @@ public final class Mc extends ManualExample {
     private int receive(CompletionQueue cq, MemoryRegion mr, int slot) {
         try (WorkCompletions wcs = new WorkCompletions(1)) {
             for (int i = 0; i < count; i++) {
-                WorkCompletion wc = pollOne(cq, wcs, "message " + (i + 1));
+                WorkCompletion wc = pollOne(cq, wcs, "no message " + (i + 1));
                 if (!wc.isSuccess()) {
                     err.print("mc: receive " + (i + 1) + " failed: " + wc.status().description() + "\n");
                     return 1;
@@ -200,21 +198,10 @@ public final class Mc extends ManualExample {
         return true;
     }
 
-    private WorkCompletion pollOne(CompletionQueue cq, WorkCompletions wcs, String what) {
-        long deadline = System.nanoTime() + limit.toNanos();
-        while (cq.poll(wcs) == 0) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("no " + what + " within " + limit.toSeconds() + " s");
-            }
-            Thread.onSpinWait();
-        }
-        return wcs.get(0);
-    }
-
     private CmEvent expect(EventChannel channel, CmEventType type) {
         CmEvent event = channel.getEvent(limit);
         if (event == null) {
-            throw new IllegalStateException("no " + type + " event within " + limit.toSeconds() + " s");
+            throw timedOut("no " + type + " event");
         }
         if (event.type() != type) {
             throw new IllegalStateException("expected " + type + ", got " + event);

@@ -51,7 +51,6 @@ public final class Srq extends ManualExample {
     private int msgLength = 100_000;
     private int qpCount = 4;
     private int maxWr = 64;
-    private Duration limit = Duration.ofSeconds(30);
 
     private ProtectionDomain pd;
     private SharedReceiveQueue srq;
@@ -80,7 +79,6 @@ public final class Srq extends ManualExample {
             case 'q' -> qpCount = opts.positiveArgument('q');
             case 'w' -> maxWr = opts.positiveArgument('w');
             case 's' -> server = true;
-            case 't' -> limit = Duration.ofSeconds(opts.positiveArgument('t'));
             default -> {
                 return false;
             }
@@ -238,14 +236,7 @@ public final class Srq extends ManualExample {
             sr.reset(0).wrId(index).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(sendMr, 0, length);
             qp.postSend(sr, 1);
         }
-        long deadline = System.nanoTime() + limit.toNanos();
-        while (cq.poll(wcs) == 0) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("a send did not complete within " + limit.toSeconds() + " s");
-            }
-            Thread.onSpinWait();
-        }
-        WorkCompletion wc = wcs.get(0);
+        WorkCompletion wc = pollOne(cq, wcs, "a send did not complete");
         if (!wc.isSuccess()) {
             throw new IllegalStateException("send on queue pair " + wc.qpNum() + " failed: " + wc.status().description());
         }
@@ -261,7 +252,7 @@ public final class Srq extends ManualExample {
         while (srqCq.poll(wcs) == 0) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                throw new IllegalStateException("no " + what + " within " + limit.toSeconds() + " s");
+                throw timedOut("no " + what);
             }
             if (srqCq.channel().await(Duration.ofNanos(left)) != null) {
                 srqCq.requestNotify(false);
