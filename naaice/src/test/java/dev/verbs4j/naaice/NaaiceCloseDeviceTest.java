@@ -245,14 +245,14 @@ class NaaiceCloseDeviceTest {
 
     @Test
     void theJavaNaaTakesTheAbortAndServesTheNextClient() throws Exception {
-        InetSocketAddress naa = NaaiceTestSupport.naaAddress(12374);
-        try (NaaServer server = NaaServer.builder().bind(naa).start(); RdmaArena arena = RdmaArena.ofShared()) {
+        try (NaaFixture naa = NaaFixture.start(12374, server -> server); RdmaArena arena = RdmaArena.ofShared()) {
+            NaaServer server = naa.server;
             MemorySegment p = arena.allocate(4096);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(NaaiceTestSupport.hostAddress()).inOut(p).build()) {
+            try (NaaClient c = naa.client().inOut(p).build()) {
                 c.connect(WAIT);
             }
             p.fill((byte) 10);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(NaaiceTestSupport.hostAddress()).inOut(p).build()) {
+            try (NaaClient c = naa.client().inOut(p).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
                 c.rpc(2, WAIT);

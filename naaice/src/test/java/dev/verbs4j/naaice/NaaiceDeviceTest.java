@@ -27,15 +27,11 @@ class NaaiceDeviceTest {
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final int PORT = 12345;
     private static final long MAX_BYTES = 160L << 20;
-    private static NaaServer server;
-    private static InetSocketAddress naa;
-    private static InetSocketAddress local;
+    private static NaaFixture fixture;
 
     @BeforeAll
     static void startServer() throws Exception {
-        naa = NaaiceTestSupport.naaAddress(PORT);
-        local = NaaiceTestSupport.hostAddress();
-        server = NaaServer.builder().bind(naa).maxRegions(40).maxBytes(MAX_BYTES)
+        fixture = NaaFixture.start(PORT, server -> server.maxRegions(40).maxBytes(MAX_BYTES)
                 .kernel(0x11, call -> 0x42)
                 .kernel(0x13, call -> {
                     // output byte 0: the rpc number; byte 1: U0; byte 2: the NAA's copy of parameter 0, byte 0
@@ -63,8 +59,7 @@ class NaaiceDeviceTest {
                     call.parameters().get(o).set(ValueLayout.JAVA_BYTE, 0, (byte) call.rpc());
                     call.parameters().get(o).set(ValueLayout.JAVA_BYTE, 1, (byte) call.userByte(0));
                     return 0;
-                })
-                .start();
+                }));
     }
 
     private long testStart;
@@ -81,9 +76,7 @@ class NaaiceDeviceTest {
 
     @AfterAll
     static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
+        NaaFixture.closeIfStarted(fixture);
     }
 
     private static void fill(MemorySegment s, int v) {
@@ -111,7 +104,7 @@ class NaaiceDeviceTest {
             MemorySegment in = filled(arena, 4096, 10);
             MemorySegment out = filled(arena, 1000, 99);
             MemorySegment io = filled(arena, 3000, 12);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local).input(in).output(out).inOut(io).build()) {
+            try (NaaClient c = fixture.client().input(in).output(out).inOut(io).build()) {
                 long t0 = System.nanoTime();
                 c.connect(WAIT);
                 assertThat(c.state()).isEqualTo(NaaState.CONNECTED);
@@ -148,7 +141,7 @@ class NaaiceDeviceTest {
         try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment once = filled(arena, 512, 7);
             MemorySegment out = arena.allocate(64);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local)
+            try (NaaClient c = fixture.client()
                     .parameter(once, RegionFlags.INPUT | RegionFlags.SINGLE_SEND).output(out).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
@@ -176,7 +169,7 @@ class NaaiceDeviceTest {
     void internalRegions() {
         try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment out = arena.allocate(16);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local).internal(12345).output(out).internal(4096).build()) {
+            try (NaaClient c = fixture.client().internal(12345).output(out).internal(4096).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
                 assertThat(c.parameterCount()).isEqualTo(1);
@@ -193,7 +186,7 @@ class NaaiceDeviceTest {
     @Test
     void thirtyTwoRegionsAndInternal() {
         try (RdmaArena arena = RdmaArena.ofShared()) {
-            NaaClient.Builder b = NaaClient.builder(naa).localAddress(local).maxRequestEntries(33);
+            NaaClient.Builder b = fixture.client().maxRequestEntries(33);
             MemorySegment[] p = new MemorySegment[32];
             for (int i = 0; i < 32; i++) {
                 p[i] = arena.allocate(1 + i * 37L);
@@ -216,7 +209,7 @@ class NaaiceDeviceTest {
     void kernelErrorCodeReachesClientAndConnectionStaysUsable() {
         try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment io = filled(arena, 100, 1);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
+            try (NaaClient c = fixture.client().inOut(io).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
                 assertThatThrownBy(() -> c.rpc(0x11, WAIT)).isInstanceOfSatisfying(NaaiceException.class, e -> {
@@ -239,7 +232,7 @@ class NaaiceDeviceTest {
     @Test
     void tooManyRegionsAndTooMuchMemoryAreMrspErrors() {
         try (RdmaArena arena = RdmaArena.ofShared()) {
-            NaaClient.Builder b = NaaClient.builder(naa).localAddress(local).maxRequestEntries(255);
+            NaaClient.Builder b = fixture.client().maxRequestEntries(255);
             for (int i = 0; i < 41; i++) {
                 b.input(arena.allocate(8));
             }
@@ -251,7 +244,7 @@ class NaaiceDeviceTest {
                 });
                 assertThat(c.state()).isEqualTo(NaaState.ERROR);
             }
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local).input(arena.allocate(16)).internal(MAX_BYTES).build()) {
+            try (NaaClient c = fixture.client().input(arena.allocate(16)).internal(MAX_BYTES).build()) {
                 c.connect(WAIT);
                 assertThatThrownBy(() -> c.setupRegions(WAIT)).isInstanceOfSatisfying(NaaiceException.class, e -> {
                     assertThat(e.reason()).isEqualTo(NaaiceException.Reason.MRSP_ERROR);
@@ -266,7 +259,7 @@ class NaaiceDeviceTest {
     void nonBlockingProgress() {
         try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment io = filled(arena, 256, 200);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
+            try (NaaClient c = fixture.client().inOut(io).build()) {
                 c.startConnect();
                 spin(c, NaaState.CONNECTED);
                 c.startRegionSetup();
@@ -310,9 +303,9 @@ class NaaiceDeviceTest {
     @Test
     void sizesAcrossHostsAndOnOneDevice() throws Exception {
         long[] sizes = {1, 2, 63, 4097, 65536, (1 << 20) + 13, 4L << 20};
-        for (InetSocketAddress from : new InetSocketAddress[]{local, at(TestBed.hostB(), 0)}) {
+        for (InetSocketAddress from : new InetSocketAddress[]{fixture.local, at(TestBed.hostB(), 0)}) {
             try (RdmaArena arena = RdmaArena.ofShared()) {
-                NaaClient.Builder b = NaaClient.builder(naa).localAddress(from);
+                NaaClient.Builder b = NaaClient.builder(fixture.naa).localAddress(from);
                 MemorySegment[] p = new MemorySegment[sizes.length];
                 for (int i = 0; i < sizes.length; i++) {
                     p[i] = arena.allocate(sizes[i], 4096);
@@ -328,7 +321,7 @@ class NaaiceDeviceTest {
                         assertAll(p[i], 10 + i + 3);
                     }
                     System.out.printf("%s -> %s: %d sizes 1 B .. 4 MiB, last RPC %d µs%n", from.getAddress().getHostAddress(),
-                            naa.getAddress().getHostAddress(), sizes.length, c.lastRpcNanos() / 1000);
+                            fixture.naa.getAddress().getHostAddress(), sizes.length, c.lastRpcNanos() / 1000);
                 }
             }
         }
@@ -340,7 +333,7 @@ class NaaiceDeviceTest {
         try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment big = arena.allocate(64L << 20, 4096);
             fill(big, 0x5a);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(big).build()) {
+            try (NaaClient c = fixture.client().inOut(big).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
                 c.rpc(ReferenceKernels.FN_ADD_TWO, Duration.ofSeconds(120));
@@ -504,13 +497,13 @@ class NaaiceDeviceTest {
         long silent = 0;
         long closed = 0;
         long accepted = 0;
-        RawMrspClient raw = new RawMrspClient(naa, local, WAIT);
+        RawMrspClient raw = new RawMrspClient(fixture.naa, fixture.local, WAIT);
         try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment io = arena.allocate(256);
             for (int i = 0; i < messages; i++) {
                 if (raw.broken()) {
                     raw.close();
-                    raw = new RawMrspClient(naa, local, WAIT);
+                    raw = new RawMrspClient(fixture.naa, fixture.local, WAIT);
                 }
                 byte[] m = fuzz(r, i);
                 // what the server must answer, by the rules of the protocol
@@ -538,7 +531,7 @@ class NaaiceDeviceTest {
                             assertThat(ans).as(what).isInstanceOf(MrspMessage.Advertise.class);
                             accepted++;
                             raw.close(); // regions set up: start over on a new connection
-                            raw = new RawMrspClient(naa, local, WAIT);
+                            raw = new RawMrspClient(fixture.naa, fixture.local, WAIT);
                         } else {
                             assertThat(want).as(what).isPositive();
                             assertThat(ans).as(what).isEqualTo(new MrspMessage.Error(want));
@@ -557,7 +550,7 @@ class NaaiceDeviceTest {
                 if (me == 0 && i % 1250 == 1249) {
                     // a well-formed client is served meanwhile
                     fill(io, i & 0x7f);
-                    try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
+                    try (NaaClient c = fixture.client().inOut(io).build()) {
                         c.connect(WAIT);
                         c.setupRegions(WAIT);
                         c.rpc(ReferenceKernels.FN_ADD_ONE, WAIT);
@@ -666,7 +659,7 @@ class NaaiceDeviceTest {
                 clients, rpcs, ms, 2.0 * clients * rpcs * (1 << 20) / 1e3 / ms, before.fds, half.fds, after.fds, before.mrs,
                 after.mrs, before.qps, after.qps, before.rssKiB, half.rssKiB, after.rssKiB, before.heapKiB, half.heapKiB,
                 after.heapKiB, half.nativeGrowthSince(before), after.nativeGrowthSince(half));
-        assertThat(server.connectionCount()).isZero();
+        assertThat(fixture.server.connectionCount()).isZero();
         assertThat(after.fds).isEqualTo(before.fds);
         // 16 MiB: second halves measured -0.8 to +8.7 MiB; a leak of 20 KiB per 1 MiB RPC exceeds it
         assertThat(after.nativeGrowthSince(half)).as("RSS growth beyond the Java heap in the second half, KiB")
@@ -679,7 +672,7 @@ class NaaiceDeviceTest {
         static Footprint settled() throws Exception {
             // the server frees a connection on the client's disconnect, asynchronously
             long until = System.nanoTime() + 30_000_000_000L;
-            while (server.connectionCount() > 0 && System.nanoTime() < until) {
+            while (fixture.server.connectionCount() > 0 && System.nanoTime() < until) {
                 Thread.sleep(50);
             }
             System.gc();
@@ -706,7 +699,7 @@ class NaaiceDeviceTest {
             ts[t] = Thread.ofPlatform().start(() -> {
                 try (RdmaArena arena = RdmaArena.ofShared()) {
                     MemorySegment io = arena.allocate(1 << 20, 4096);
-                    try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
+                    try (NaaClient c = fixture.client().inOut(io).build()) {
                         c.connect(Duration.ofSeconds(120));
                         c.setupRegions(Duration.ofSeconds(120));
                         for (int i = 0; i < rpcs; i++) {

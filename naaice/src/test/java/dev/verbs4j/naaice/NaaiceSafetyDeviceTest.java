@@ -42,16 +42,12 @@ class NaaiceSafetyDeviceTest {
     private static final int FN_SLOW = 0x23;
     /** Longer than the two seconds a close waits for an unanswered request, so the close cuts the RPC short. */
     private static final long SLOW_MILLIS = 5_000;
-    private static NaaServer server;
-    private static InetSocketAddress naa;
-    private static InetSocketAddress local;
+    private static NaaFixture fixture;
     private static ExecutorService pool;
 
     @BeforeAll
     static void startServer() throws Exception {
-        naa = NaaiceTestSupport.naaAddress(PORT);
-        local = NaaiceTestSupport.hostAddress();
-        server = NaaServer.builder().bind(naa)
+        fixture = NaaFixture.start(PORT, server -> server
                 .kernel(FN_FILL, call -> {
                     // every output region: filled with 0x5a; a count of the inputs' bytes in the first 8 of the first output
                     long in = 0;
@@ -74,16 +70,13 @@ class NaaiceSafetyDeviceTest {
                 .kernel(FN_SLOW, call -> {
                     Thread.sleep(SLOW_MILLIS);
                     return ReferenceKernels.ADD_ONE.run(call);
-                })
-                .start();
+                }));
         pool = Executors.newCachedThreadPool();
     }
 
     @AfterAll
     static void stopServer() {
-        if (server != null) {
-            server.close();
-        }
+        NaaFixture.closeIfStarted(fixture);
         if (pool != null) {
             pool.shutdownNow();
         }
@@ -97,18 +90,18 @@ class NaaiceSafetyDeviceTest {
      */
     @Test
     void parametersOfAnotherArenaAreRefused() throws Exception {
-        long accepted = server.acceptedCount();
+        long accepted = fixture.server.acceptedCount();
         try (RdmaArena good = RdmaArena.ofShared(); Arena shared = Arena.ofShared()) {
             MemorySegment ok = good.allocate(256);
             MemorySegment bad = shared.allocate(256);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local).input(ok).output(bad).build()) {
+            try (NaaClient c = fixture.client().input(ok).output(bad).build()) {
                 assertThatThrownBy(() -> c.connect(WAIT)).isInstanceOfSatisfying(NaaiceException.class, e -> {
                     assertThat(e.reason()).isEqualTo(NaaiceException.Reason.LOCAL);
                     assertThat(e.getMessage()).contains("parameter 1").contains("RdmaArena");
                 });
                 assertThat(c.state()).isEqualTo(NaaState.ERROR);
             }
-            assertThat(server.acceptedCount()).as("no connection reached the NAA").isEqualTo(accepted);
+            assertThat(fixture.server.acceptedCount()).as("no connection reached the NAA").isEqualTo(accepted);
 
             String b = TestBed.hostB().address();
             NaaSpec spec = NaaSpec.parse(b + ":" + PORT + ":" + FN_FILL + ":1");
@@ -130,7 +123,7 @@ class NaaiceSafetyDeviceTest {
                 assertThat(out.get(ValueLayout.JAVA_BYTE, 63)).isEqualTo((byte) 0x5a);
             }
         }
-        assertThat(server.acceptedCount()).isEqualTo(accepted + 1);
+        assertThat(fixture.server.acceptedCount()).isEqualTo(accepted + 1);
     }
 
     /**
@@ -145,7 +138,7 @@ class NaaiceSafetyDeviceTest {
         try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment out = arena.allocate(4096);
             out.fill((byte) 1);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local).output(out).build()) {
+            try (NaaClient c = fixture.client().output(out).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
                 for (int i = 0; i < 3; i++) {
@@ -158,7 +151,7 @@ class NaaiceSafetyDeviceTest {
             }
             MemorySegment in = arena.allocate(1000);
             in.fill((byte) 7);
-            try (NaaClient c = NaaClient.builder(naa).localAddress(local).input(in).build()) {
+            try (NaaClient c = fixture.client().input(in).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
                 c.rpc(FN_FILL, WAIT);
@@ -183,7 +176,7 @@ class NaaiceSafetyDeviceTest {
         RdmaArena arena = RdmaArena.ofShared();
         MemorySegment io = arena.allocate(2048);
         io.fill((byte) 3);
-        try (NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build()) {
+        try (NaaClient c = fixture.client().inOut(io).build()) {
             c.connect(WAIT);
             c.setupRegions(WAIT);
             c.rpc(ReferenceKernels.FN_ADD_ONE, WAIT);
@@ -204,7 +197,7 @@ class NaaiceSafetyDeviceTest {
     void closeFromAnotherThreadWhileWaiting() throws Exception {
         try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment io = arena.allocate(512);
-            NaaClient c = NaaClient.builder(naa).localAddress(local).inOut(io).build();
+            NaaClient c = fixture.client().inOut(io).build();
             c.connect(WAIT);
             c.setupRegions(WAIT);
             CountDownLatch started = new CountDownLatch(1);
@@ -235,7 +228,7 @@ class NaaiceSafetyDeviceTest {
 
             // a close while another thread connects and progresses
             for (int i = 0; i < 5; i++) {
-                NaaClient d = NaaClient.builder(naa).localAddress(local).inOut(io).build();
+                NaaClient d = fixture.client().inOut(io).build();
                 Future<Throwable> connect = pool.submit(() -> {
                     try {
                         d.connect(WAIT);
@@ -263,14 +256,14 @@ class NaaiceSafetyDeviceTest {
      */
     @Test
     void serverCloseWaitsForItsWorkers() throws Exception {
-        InetSocketAddress other = new InetSocketAddress(naa.getAddress(), PORT + 1);
+        InetSocketAddress other = new InetSocketAddress(fixture.naa.getAddress(), PORT + 1);
         NaaServer slow = NaaServer.builder().bind(other).kernel(FN_SLOW, call -> {
             Thread.sleep(6_000);
             return 0;
         }).start();
         try (RdmaArena arena = RdmaArena.ofShared()) {
             MemorySegment io = arena.allocate(512);
-            try (NaaClient c = NaaClient.builder(other).localAddress(local).inOut(io).build()) {
+            try (NaaClient c = NaaClient.builder(other).localAddress(fixture.local).inOut(io).build()) {
                 c.connect(WAIT);
                 c.setupRegions(WAIT);
                 c.startRpc(FN_SLOW);

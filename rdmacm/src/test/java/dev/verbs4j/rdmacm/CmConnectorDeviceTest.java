@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 import static dev.verbs4j.rdmacm.CmIdDeviceTest.address;
 import static dev.verbs4j.rdmacm.CmIdDeviceTest.expect;
+import static dev.verbs4j.rdmacm.CmIdDeviceTest.listening;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -26,12 +27,55 @@ class CmConnectorDeviceTest {
     private static final Duration WAIT = Duration.ofSeconds(20);
     private static final CmTimeouts TIMEOUTS = CmTimeouts.of(WAIT, WAIT, WAIT);
 
-    /** A listener on {@code channel}, bound to {@code address}: ready before any client connects. */
-    private static CmId listening(EventChannel channel, InetSocketAddress address) {
-        CmId listener = channel.createId(PortSpace.TCP);
-        listener.bind(address);
-        listener.listen(4);
-        return listener;
+    /**
+     * A test's two event channels, the server's and the client's, and a listener on the server's
+     * bound to {@code serverAddress} on host B; closing closes the client's channel, then the
+     * server's (with the ids still on them).
+     */
+    private record Sides(InetSocketAddress serverAddress, EventChannel sch, EventChannel cch, CmId listener)
+            implements AutoCloseable {
+
+        static Sides listeningOn(int port) throws Exception {
+            InetSocketAddress serverAddress = address(TestBed.hostB(), port);
+            EventChannel sch = EventChannel.create();
+            try {
+                CmId listener = listening(sch, serverAddress, 4);
+                return new Sides(serverAddress, sch, EventChannel.create(), listener);
+            } catch (RuntimeException | Error e) {
+                sch.close();
+                throw e;
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                cch.close();
+            } finally {
+                sch.close();
+            }
+        }
+    }
+
+    /**
+     * Steps of a client that gets an RC end of {@code depth} once its route is resolved and
+     * connects with {@code parameters}; the end, once made, is {@link #end}, the caller's to close.
+     */
+    private static final class EndOnRoute implements CmConnector.Steps {
+        private final int depth;
+        private final ConnectionParameters parameters;
+        RcEnd end;
+
+        EndOnRoute(int depth, ConnectionParameters parameters) {
+            this.depth = depth;
+            this.parameters = parameters;
+        }
+
+        @Override
+        public ConnectionParameters routeResolved(CmId id) {
+            end = RcEnd.on(id, depth);
+            return parameters;
+        }
     }
 
     private static byte[] ascii(String s) {
@@ -40,10 +84,9 @@ class CmConnectorDeviceTest {
 
     @Test
     void blockingConnectAndAccept() throws Exception {
-        InetSocketAddress serverAddress = address(TestBed.hostB(), 20_201);
-        try (EventChannel sch = EventChannel.create(); EventChannel own = EventChannel.create();
-             EventChannel cch = EventChannel.create()) {
-            CmId listener = listening(sch, serverAddress);
+        try (Sides sides = Sides.listeningOn(20_201); EventChannel own = EventChannel.create()) {
+            InetSocketAddress serverAddress = sides.serverAddress();
+            CmId listener = sides.listener();
             RcEnd[] serverEnd = new RcEnd[1];
             CompletableFuture<CmAcceptor> served = CompletableFuture.supplyAsync(() -> {
                 try {
@@ -58,15 +101,12 @@ class CmConnectorDeviceTest {
                 }
             }, r -> Thread.ofVirtual().start(r));
 
-            CmId client = cch.createId(PortSpace.TCP);
-            RcEnd[] clientEnd = new RcEnd[1];
-            CmConnector c = CmConnector.connect(client, address(TestBed.hostA(), 0), serverAddress, TIMEOUTS, id -> {
-                clientEnd[0] = RcEnd.on(id, 4);
-                return ConnectionParameters.DEFAULT.withPrivateData(ascii("hello"));
-            });
+            CmId client = sides.cch().createId(PortSpace.TCP);
+            EndOnRoute clientEnd = new EndOnRoute(4, ConnectionParameters.DEFAULT.withPrivateData(ascii("hello")));
+            CmConnector c = CmConnector.connect(client, address(TestBed.hostA(), 0), serverAddress, TIMEOUTS, clientEnd);
             assertThat(c.phase()).isEqualTo(CmPhase.ESTABLISHED);
             assertThat(c.established().privateDataTrimmed()).isEqualTo(ascii("welcome"));
-            assertThat(clientEnd[0].qp().queryState()).isEqualTo(QpState.RTS);
+            assertThat(clientEnd.end.qp().queryState()).isEqualTo(QpState.RTS);
 
             CmAcceptor a = served.get(WAIT.toSeconds(), TimeUnit.SECONDS);
             assertThat(a.phase()).isEqualTo(CmPhase.ESTABLISHED);
@@ -77,18 +117,18 @@ class CmConnectorDeviceTest {
             expect(own, CmEventType.DISCONNECTED);
             serverEnd[0].close();
             client.close();
-            clientEnd[0].close();
+            clientEnd.end.close();
         }
     }
 
     @Test
     void stepwiseConnectAndAccept() throws Exception {
-        InetSocketAddress serverAddress = address(TestBed.hostB(), 20_202);
-        try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
-            CmId listener = listening(sch, serverAddress);
+        try (Sides sides = Sides.listeningOn(20_202)) {
+            EventChannel sch = sides.sch();
+            EventChannel cch = sides.cch();
             CmId client = cch.createId(PortSpace.TCP);
             // the steps rest once the route is resolved: the caller connects
-            CmConnector c = CmConnector.start(client, null, serverAddress, TIMEOUTS, id -> null);
+            CmConnector c = CmConnector.start(client, null, sides.serverAddress(), TIMEOUTS, id -> null);
             assertThat(c.phase()).isEqualTo(CmPhase.ADDRESS_RESOLUTION);
             assertThat(c.advance(expect(cch, CmEventType.ADDR_RESOLVED))).isEqualTo(CmPhase.ROUTE_RESOLUTION);
             assertThat(c.remainingNanos()).isPositive();
@@ -115,15 +155,13 @@ class CmConnectorDeviceTest {
 
     @Test
     void aRejectionsReasonReachesTheConnector() throws Exception {
-        InetSocketAddress serverAddress = address(TestBed.hostB(), 20_203);
-        try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
-            CmId listener = listening(sch, serverAddress);
+        try (Sides sides = Sides.listeningOn(20_203)) {
+            InetSocketAddress serverAddress = sides.serverAddress();
+            EventChannel sch = sides.sch();
+            EventChannel cch = sides.cch();
             CmId client = cch.createId(PortSpace.TCP);
-            RcEnd[] clientEnd = new RcEnd[1];
-            CmConnector c = CmConnector.start(client, null, serverAddress, TIMEOUTS, id -> {
-                clientEnd[0] = RcEnd.on(id, 2);
-                return ConnectionParameters.DEFAULT;
-            });
+            EndOnRoute clientEnd = new EndOnRoute(2, ConnectionParameters.DEFAULT);
+            CmConnector c = CmConnector.start(client, null, serverAddress, TIMEOUTS, clientEnd);
             c.advance(expect(cch, CmEventType.ADDR_RESOLVED));
             assertThat(c.advance(expect(cch, CmEventType.ROUTE_RESOLVED))).isEqualTo(CmPhase.CONNECTION);
 
@@ -143,33 +181,29 @@ class CmConnectorDeviceTest {
             assertThat(c.rejectionReason()).isEqualTo(reason);
             assertThat(c.phase()).isEqualTo(CmPhase.CONNECTION);
             client.close();
-            clientEnd[0].close();
+            clientEnd.end.close();
         }
     }
 
     @Test
     void aPhaseTimeoutNamesItsPhase() throws Exception {
-        InetSocketAddress serverAddress = address(TestBed.hostB(), 20_204);
-        try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
-            CmId listener = listening(sch, serverAddress);
-            assertThatThrownBy(() -> CmAcceptor.awaitRequest(listener, Duration.ofMillis(300), TIMEOUTS))
+        try (Sides sides = Sides.listeningOn(20_204)) {
+            InetSocketAddress serverAddress = sides.serverAddress();
+            assertThatThrownBy(() -> CmAcceptor.awaitRequest(sides.listener(), Duration.ofMillis(300), TIMEOUTS))
                     .isInstanceOf(RdmaTimeoutException.class)
                     .hasMessage("listen on " + serverAddress + ": timed out in phase connection request (no RDMA_CM_EVENT_CONNECT_REQUEST within 300 ms)");
 
             // the listener takes the request but never answers it: the connection phase runs out
-            CmId client = cch.createId(PortSpace.TCP);
-            RcEnd[] clientEnd = new RcEnd[1];
+            CmId client = sides.cch().createId(PortSpace.TCP);
+            EndOnRoute clientEnd = new EndOnRoute(2, ConnectionParameters.DEFAULT);
             assertThatThrownBy(() -> CmConnector.connect(client, null, serverAddress,
-                    CmTimeouts.of(WAIT, WAIT, Duration.ofMillis(500)), id -> {
-                        clientEnd[0] = RcEnd.on(id, 2);
-                        return ConnectionParameters.DEFAULT;
-                    }))
+                    CmTimeouts.of(WAIT, WAIT, Duration.ofMillis(500)), clientEnd))
                     .isInstanceOf(RdmaTimeoutException.class)
                     .hasMessage("connect to " + serverAddress + ": timed out in phase connection (no RDMA_CM_EVENT_ESTABLISHED within 500 ms)");
-            CmAcceptor a = CmAcceptor.of(expect(sch, CmEventType.CONNECT_REQUEST), TIMEOUTS);
+            CmAcceptor a = CmAcceptor.of(expect(sides.sch(), CmEventType.CONNECT_REQUEST), TIMEOUTS);
             a.reject(new byte[0]);
             client.close();
-            clientEnd[0].close();
+            clientEnd.end.close();
         }
     }
 }

@@ -46,13 +46,19 @@ class CmIdDeviceTest {
         return ev;
     }
 
+    /** A TCP id of {@code channel} bound to {@code address} and listening with {@code backlog}: ready before any client connects. */
+    static CmId listening(EventChannel channel, InetSocketAddress address, int backlog) {
+        CmId listener = channel.createId(PortSpace.TCP);
+        listener.bind(address);
+        listener.listen(backlog);
+        return listener;
+    }
+
     @Test
     void connectSendReceiveDisconnect() throws Exception {
         InetSocketAddress serverAddress = address(TestBed.hostB(), 20_001);
         try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
-            CmId listener = sch.createId(PortSpace.TCP);
-            listener.bind(serverAddress);
-            listener.listen(4);
+            CmId listener = listening(sch, serverAddress, 4);
             assertThat(listener.localPort()).isEqualTo(20_001);
             assertThat(listener.context().name()).isEqualTo(TestBed.hostB().device());
 
@@ -122,9 +128,7 @@ class CmIdDeviceTest {
     void rejectCarriesPrivateData() throws Exception {
         InetSocketAddress serverAddress = address(TestBed.hostB(), 20_002);
         try (EventChannel sch = EventChannel.create(); EventChannel cch = EventChannel.create()) {
-            CmId listener = sch.createId(PortSpace.TCP);
-            listener.bind(serverAddress);
-            listener.listen(1);
+            CmId listener = listening(sch, serverAddress, 1);
             RcEnd client = RcEnd.on(RcEnd.resolved(cch, null, serverAddress, WAIT), 1);
             client.id().connect(ConnectionParameters.DEFAULT);
             CmEvent request = expect(sch, CmEventType.CONNECT_REQUEST);

@@ -30,6 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static dev.verbs4j.rdmacm.CmIdDeviceTest.address;
 import static dev.verbs4j.rdmacm.CmIdDeviceTest.expect;
+import static dev.verbs4j.rdmacm.CmIdDeviceTest.listening;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -119,9 +120,7 @@ class CmSafetyDeviceTest {
         try (EventChannel sch = EventChannel.create();
              AddressInfo active = AddressInfo.resolve(TestBed.hostB().address(), "20152", 0, PortSpace.TCP)) {
             // a listener that never answers: the connect waits for the connection manager's timeout
-            CmId listener = sch.createId(PortSpace.TCP);
-            listener.bind(address(TestBed.hostB(), 20_152));
-            listener.listen(1);
+            listening(sch, address(TestBed.hostB(), 20_152), 1);
             CmId client = CmId.createEndpoint(active.first());
             RcEnd end = RcEnd.on(client, 1);
             CompletableFuture<Throwable> connect = background("connect", () -> client.connect(ConnectionParameters.DEFAULT));
@@ -158,66 +157,80 @@ class CmSafetyDeviceTest {
         }
     }
 
-    @Test
-    void queuePairAndIdClosedAtOnceByTwoThreads() throws Exception {
-        for (int round = 0; round < 24; round++) {
+    /** One round of a race: a new channel, an id of it bound on host A, a protection domain and a completion queue of the id's device. */
+    private record Round(int n, EventChannel ch, CmId id, ProtectionDomain pd, CompletionQueue cq) {
+    }
+
+    @FunctionalInterface
+    private interface RoundBody {
+        void run(Round r) throws Exception;
+    }
+
+    /** {@code rounds} rounds of {@code body}, each on its own {@link Round}; the round's channel closes after it. */
+    private static void rounds(int rounds, RoundBody body) throws Exception {
+        for (int round = 0; round < rounds; round++) {
             try (EventChannel ch = EventChannel.create()) {
                 CmId id = ch.createId(PortSpace.TCP);
                 id.bind(address(TestBed.hostA(), 0));
                 ProtectionDomain pd = id.context().allocateProtectionDomain();
                 CompletionQueue cq = id.context().createCompletionQueue(4);
-                QueuePair qp = id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq));
-                CyclicBarrier go = new CyclicBarrier(2);
-                int variant = round % 3;
-                AutoCloseable first = variant == 0 ? qp : variant == 1 ? pd : ch;
-                CompletableFuture<Throwable> a = background("close " + first, () -> {
-                    go.await();
-                    first.close();
-                });
-                CompletableFuture<Throwable> b = background("close id", () -> {
-                    go.await();
-                    id.close();
-                });
-                assertThat(a.get(PROMPT_SECONDS, TimeUnit.SECONDS)).as("round %d: %s", round, first).isNull();
-                assertThat(b.get(PROMPT_SECONDS, TimeUnit.SECONDS)).as("round %d: id", round).isNull();
-                assertThat(qp.isClosed()).isTrue();
-                assertThat(id.isClosed()).isTrue();
-                pd.close();
-                // the queue pair is really gone: a completion queue still in use could not be destroyed
-                cq.close();
+                body.run(new Round(round, ch, id, pd, cq));
             }
         }
     }
 
+    /** What a call and a close of the id, on two threads that start at once, threw (null: nothing). */
+    private record Race(CompletableFuture<Throwable> call, CompletableFuture<Throwable> close) {
+    }
+
+    /** Runs {@code call} (a thread named {@code name}) and {@code id.close()} on two threads released together. */
+    private static Race againstIdClose(String name, CmId id, ThrowingRunnable call) {
+        CyclicBarrier go = new CyclicBarrier(2);
+        CompletableFuture<Throwable> a = background(name, () -> {
+            go.await();
+            call.run();
+        });
+        CompletableFuture<Throwable> b = background("close id", () -> {
+            go.await();
+            id.close();
+        });
+        return new Race(a, b);
+    }
+
+    @Test
+    void queuePairAndIdClosedAtOnceByTwoThreads() throws Exception {
+        rounds(24, r -> {
+            QueuePair qp = r.id().createQueuePair(r.pd(), QueuePairInit.of(QpType.RC, r.cq()));
+            int variant = r.n() % 3;
+            AutoCloseable first = variant == 0 ? qp : variant == 1 ? r.pd() : r.ch();
+            Race race = againstIdClose("close " + first, r.id(), first::close);
+            assertThat(race.call().get(PROMPT_SECONDS, TimeUnit.SECONDS)).as("round %d: %s", r.n(), first).isNull();
+            assertThat(race.close().get(PROMPT_SECONDS, TimeUnit.SECONDS)).as("round %d: id", r.n()).isNull();
+            assertThat(qp.isClosed()).isTrue();
+            assertThat(r.id().isClosed()).isTrue();
+            r.pd().close();
+            // the queue pair is really gone: a completion queue still in use could not be destroyed
+            r.cq().close();
+        });
+    }
+
     @Test
     void queuePairCreatedWhileTheIdCloses() throws Exception {
-        for (int round = 0; round < 24; round++) {
-            try (EventChannel ch = EventChannel.create()) {
-                CmId id = ch.createId(PortSpace.TCP);
-                id.bind(address(TestBed.hostA(), 0));
-                ProtectionDomain pd = id.context().allocateProtectionDomain();
-                CompletionQueue cq = id.context().createCompletionQueue(4);
-                CyclicBarrier go = new CyclicBarrier(2);
-                CompletableFuture<Throwable> create = background("createQueuePair", () -> {
-                    go.await();
-                    try {
-                        id.createQueuePair(pd, QueuePairInit.of(QpType.RC, cq));
-                    } catch (IllegalStateException closed) {
-                        // the id closed first
-                    }
-                });
-                CompletableFuture<Throwable> close = background("close id", () -> {
-                    go.await();
-                    id.close();
-                });
-                assertThat(create.get(PROMPT_SECONDS, TimeUnit.SECONDS)).as("round %d", round).isNull();
-                assertThat(close.get(PROMPT_SECONDS, TimeUnit.SECONDS)).as("round %d", round).isNull();
-                assertThat(id.queuePair()).isNull();
-                // a queue pair made in the race went with the id: nothing left to destroy on the freed id
-                pd.close();
-                cq.close();
-            }
-        }
+        rounds(24, r -> {
+            Race race = againstIdClose("createQueuePair", r.id(), () -> {
+                try {
+                    r.id().createQueuePair(r.pd(), QueuePairInit.of(QpType.RC, r.cq()));
+                } catch (IllegalStateException closed) {
+                    // the id closed first
+                }
+            });
+            assertThat(race.call().get(PROMPT_SECONDS, TimeUnit.SECONDS)).as("round %d", r.n()).isNull();
+            assertThat(race.close().get(PROMPT_SECONDS, TimeUnit.SECONDS)).as("round %d", r.n()).isNull();
+            assertThat(r.id().queuePair()).isNull();
+            // a queue pair made in the race went with the id: nothing left to destroy on the freed id
+            r.pd().close();
+            r.cq().close();
+        });
     }
 
     @Test

@@ -11,6 +11,7 @@ import java.time.Duration;
 
 import static dev.verbs4j.rdmacm.CmIdDeviceTest.address;
 import static dev.verbs4j.rdmacm.CmIdDeviceTest.expect;
+import static dev.verbs4j.rdmacm.CmIdDeviceTest.listening;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -34,13 +35,7 @@ class CmVirtualThreadWaitsDeviceTest {
             EventChannel channel = EventChannel.create();
             try (ParkedWaits waits = ParkedWaits.start("EventChannel.getEvent", "pollReadable",
                     () -> channel.getEvent(Duration.ofSeconds(60)))) {
-                waits.awaitParked();
-                waits.assertCarriersFree();
-                channel.close();
-                waits.assertSameOutcome("threw java.lang.IllegalStateException");
-                if (checked) {
-                    waits.assertNonePinned();
-                }
+                waits.assertWokenAlike(checked, channel::close, "threw java.lang.IllegalStateException");
             } finally {
                 channel.close();
             }
@@ -70,14 +65,8 @@ class CmVirtualThreadWaitsDeviceTest {
                 listener.listen(4);
                 // one waits for the request, the others for their turn (one synchronous operation at a time)
                 try (ParkedWaits waits = ParkedWaits.start("CmId.getRequest", "getRequest", listener::getRequest)) {
-                    waits.awaitParked();
-                    waits.assertCarriersFree();
-                    listener.close();
-                    assertThat(waits.assertSameOutcome("threw java.lang.IllegalStateException"))
+                    assertThat(waits.assertWokenAlike(checked, listener::close, "threw java.lang.IllegalStateException"))
                             .contains("was closed while rdma_get_request waited");
-                    if (checked) {
-                        waits.assertNonePinned();
-                    }
                 }
             } finally {
                 listener.close();
@@ -89,9 +78,7 @@ class CmVirtualThreadWaitsDeviceTest {
     void theServersAcceptWakesAVirtualThreadParkedInASynchronousConnect() throws Exception {
         InetSocketAddress serverAddress = address(TestBed.hostB(), 20_712);
         try (EventChannel serverChannel = EventChannel.create(); CmId client = CmId.createSynchronous(PortSpace.TCP)) {
-            CmId listener = serverChannel.createId(PortSpace.TCP);
-            listener.bind(serverAddress);
-            listener.listen(4);
+            listening(serverChannel, serverAddress, 4);
             client.resolveAddress(address(TestBed.hostA(), 0), serverAddress, WAIT);
             client.resolveRoute(WAIT);
             RcEnd.on(client, 4);

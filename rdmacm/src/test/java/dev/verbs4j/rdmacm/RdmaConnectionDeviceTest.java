@@ -1,5 +1,6 @@
 package dev.verbs4j.rdmacm;
 
+import dev.verbs4j.verbs.Blocked;
 import dev.verbs4j.verbs.TestBed;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -74,14 +75,7 @@ class RdmaConnectionDeviceTest {
                 assertThat(client.receive(WAIT)).hasSize(32);
 
                 // a receiver blocked in one thread gets the message another thread's peer sends
-                CompletableFuture<Throwable> blocked = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        peer.receive(buf, 0, 16, WAIT);
-                        return null;
-                    } catch (Throwable e) {
-                        return e;
-                    }
-                });
+                CompletableFuture<Throwable> blocked = Blocked.start(() -> peer.receive(buf, 0, 16, WAIT));
                 Thread.sleep(300);
                 client.send("last".getBytes(StandardCharsets.US_ASCII), WAIT);
                 Throwable woke = blocked.get(WAIT.toSeconds(), TimeUnit.SECONDS);
@@ -109,14 +103,7 @@ class RdmaConnectionDeviceTest {
         try (RdmaServer server = RdmaServer.bind(address(TestBed.hostB(), 21_102))) {
             try (RdmaConnection client = RdmaConnection.connect(server.localAddress(), null, null, FIRST);
                  RdmaConnection peer = server.accept(FIRST)) {
-                CompletableFuture<Throwable> blocked = CompletableFuture.supplyAsync(() -> {
-                    try {
-                        client.receive(Duration.ofSeconds(60));
-                        return null;
-                    } catch (Throwable e) {
-                        return e;
-                    }
-                });
+                CompletableFuture<Throwable> blocked = Blocked.start(() -> client.receive(Duration.ofSeconds(60)));
                 Thread.sleep(500);
                 long t0 = System.nanoTime();
                 client.close();
@@ -128,14 +115,7 @@ class RdmaConnectionDeviceTest {
                 assertThat(peer.receive(WAIT)).isNull();
             }
             // a blocked accept is woken by close, too
-            CompletableFuture<Throwable> accepting = CompletableFuture.supplyAsync(() -> {
-                try {
-                    server.accept(Duration.ofSeconds(60));
-                    return null;
-                } catch (Throwable e) {
-                    return e;
-                }
-            });
+            CompletableFuture<Throwable> accepting = Blocked.start(() -> server.accept(Duration.ofSeconds(60)));
             Thread.sleep(300);
             server.close();
             assertThat(accepting.get(10, TimeUnit.SECONDS)).isInstanceOfSatisfying(RdmaConnectionException.class,

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 import static dev.verbs4j.rdmacm.RdmaConnectionFuturesDeviceTest.WAIT;
@@ -54,6 +55,27 @@ class RdmaOneSidedDeviceTest {
     static RemoteBuffer exchange(RdmaConnectionFuturesDeviceTest.Pair p, RegisteredBuffer peerBuffer) throws Exception {
         p.peer().send(peerBuffer.remote().toBytes(), T);
         return RemoteBuffer.fromBytes(p.client().receive(T));
+    }
+
+    /** One blocking receive of a connection, for {@link #takeInTurn}. */
+    @FunctionalInterface
+    interface Receive<R> {
+        R take() throws RdmaConnectionException;
+    }
+
+    /** {@code n} results of {@code receive}, taken one after the other on a thread of {@code executor}. */
+    static <R> CompletableFuture<List<R>> takeInTurn(int n, Receive<R> receive, Executor executor) {
+        return CompletableFuture.supplyAsync(() -> {
+            List<R> got = new ArrayList<>();
+            try {
+                for (int i = 0; i < n; i++) {
+                    got.add(receive.take());
+                }
+            } catch (RdmaConnectionException e) {
+                throw new RuntimeException(e);
+            }
+            return got;
+        }, executor);
     }
 
     @Test
@@ -126,28 +148,8 @@ class RdmaOneSidedDeviceTest {
             // each stream on a thread of its own: taken one after the other, the messages waiting
             // behind the immediates would hold every receive, and the writer would run out of credits
             java.util.concurrent.ExecutorService readers = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
-            CompletableFuture<List<ImmediateData>> imms = CompletableFuture.supplyAsync(() -> {
-                List<ImmediateData> got = new ArrayList<>();
-                try {
-                    for (int i = 0; i < n; i++) {
-                        got.add(p.peer().receiveImmediate(T));
-                    }
-                } catch (RdmaConnectionException e) {
-                    throw new RuntimeException(e);
-                }
-                return got;
-            }, readers);
-            CompletableFuture<List<byte[]>> messages = CompletableFuture.supplyAsync(() -> {
-                List<byte[]> got = new ArrayList<>();
-                try {
-                    for (int i = 0; i < n; i++) {
-                        got.add(p.peer().receive(T));
-                    }
-                } catch (RdmaConnectionException e) {
-                    throw new RuntimeException(e);
-                }
-                return got;
-            }, readers);
+            CompletableFuture<List<ImmediateData>> imms = takeInTurn(n, () -> p.peer().receiveImmediate(T), readers);
+            CompletableFuture<List<byte[]>> messages = takeInTurn(n, () -> p.peer().receive(T), readers);
             try {
                 for (int i = 0; i < n; i++) {
                     int slot = i % 64;

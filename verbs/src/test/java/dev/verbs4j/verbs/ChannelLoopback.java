@@ -35,6 +35,18 @@ final class ChannelLoopback implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends one 64-byte message from {@code a} to {@code b} through {@link #mr}: {@code b}'s
+     * receive (work request 1) into its bytes 0 to 63, then {@code a}'s signaled send (work
+     * request 2) from bytes 64 to 127; both complete on {@link #cq}.
+     */
+    void sendOneMessage(SendRequests sends, ReceiveRequests recvs) {
+        recvs.get(0).wrId(1).sge(mr, 0, 64);
+        b.postReceive(recvs, 1);
+        sends.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 64, 64);
+        a.postSend(sends, 1);
+    }
+
     @Override
     public void close() {
         ctx.close();

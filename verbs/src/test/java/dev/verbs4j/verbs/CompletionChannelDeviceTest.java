@@ -23,9 +23,6 @@ class CompletionChannelDeviceTest {
              ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
             CompletionChannel channel = loop.channel;
             CompletionQueue cq = loop.cq;
-            QueuePair a = loop.a;
-            QueuePair b = loop.b;
-            MemoryRegion mr = loop.mr;
             // The default GID: the port's RoCE v2 entry with the device's IPv4 address.
             assertThat(loop.ctx.preferredGidIndex(1)).isEqualTo(TestBed.loopback().gidIndex());
 
@@ -34,10 +31,7 @@ class CompletionChannelDeviceTest {
             assertThat(channel.await(Duration.ofMillis(200))).isNull();
             assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(150));
 
-            recvs.get(0).wrId(1).sge(mr, 0, 64);
-            b.postReceive(recvs, 1);
-            sends.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 64, 64);
-            a.postSend(sends, 1);
+            loop.sendOneMessage(sends, recvs);
             assertThat(channel.await(Duration.ofSeconds(10))).isSameAs(cq);
             int seen = 0;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -57,14 +51,7 @@ class CompletionChannelDeviceTest {
             CompletionChannel channel = ctx.createCompletionChannel();
             CompletionQueue cq = ctx.createCompletionQueue(4, channel, 0);
             cq.requestNotify(false);
-            CompletableFuture<Throwable> waiter = CompletableFuture.supplyAsync(() -> {
-                try {
-                    channel.await(Duration.ofSeconds(60));
-                    return null;
-                } catch (Throwable t) {
-                    return t;
-                }
-            });
+            CompletableFuture<Throwable> waiter = Blocked.start(() -> channel.await(Duration.ofSeconds(60)));
             Thread.sleep(300);
             assertThat(waiter).isNotDone();
             channel.close();

@@ -16,13 +16,10 @@ class MemoryWindowDeviceTest {
     void type2BoundByWorkRequestThenLocallyInvalidated() {
         try (QpPair p = QpPair.connected(TestBed.hostA(), TestBed.hostB(), QpType.RC);
              SendRequests sends = new SendRequests(1, 1)) {
-            MemoryRegion target = p.pdB.allocateRegion(8192, MR_ACCESS);
-            MemoryWindow mw = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
-            int rkey = MemoryWindow.nextRkey(mw.rkey());
-            sends.reset(0).wrId(1).flags(SendFlags.SIGNALED)
-                    .bindMemoryWindow(mw, rkey, target, 4096, 1024, Access.REMOTE_WRITE);
-            p.b.postSend(sends, 1);
-            assertThat(p.awaitSuccess(p.cqB, WcOpcode.BIND_MW).wrId()).isEqualTo(1);
+            BoundWindow w = boundType2(p, sends, 8192, 4096, 1024);
+            assertThat(w.bindWrId()).isEqualTo(1);
+            MemoryRegion target = w.target();
+            int rkey = w.rkey();
 
             RcDataPathDeviceTest.fill(p.mrA.segment(), 0, 512, (byte) 'w');
             writeThroughWindow(p, sends, target.remoteAddress() + 4096, rkey);
@@ -33,12 +30,9 @@ class MemoryWindowDeviceTest {
         }
         try (QpPair p = QpPair.connected(TestBed.hostA(), TestBed.hostB(), QpType.RC);
              SendRequests sends = new SendRequests(1, 1)) {
-            MemoryRegion target = p.pdB.allocateRegion(8192, MR_ACCESS);
-            MemoryWindow mw = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
-            int rkey = MemoryWindow.nextRkey(mw.rkey());
-            sends.reset(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, target, 0, 8192, Access.REMOTE_WRITE);
-            p.b.postSend(sends, 1);
-            p.awaitSuccess(p.cqB, WcOpcode.BIND_MW);
+            BoundWindow w = boundType2(p, sends, 8192, 0, 8192);
+            MemoryRegion target = w.target();
+            int rkey = w.rkey();
             sends.reset(0).wrId(2).opcode(Opcode.LOCAL_INV).flags(SendFlags.SIGNALED).invalidateRkey(rkey);
             p.b.postSend(sends, 1);
             p.awaitSuccess(p.cqB, WcOpcode.LOCAL_INV);
@@ -53,12 +47,9 @@ class MemoryWindowDeviceTest {
         try (QpPair p = QpPair.connected(TestBed.loopback(), TestBed.loopback(), QpType.RC);
              SendRequests sends = new SendRequests(1, 1);
              ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
-            MemoryRegion target = p.pdB.allocateRegion(4096, MR_ACCESS);
-            MemoryWindow mw = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
-            int rkey = MemoryWindow.nextRkey(mw.rkey());
-            sends.reset(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, target, 0, 4096, Access.REMOTE_WRITE);
-            p.b.postSend(sends, 1);
-            p.awaitSuccess(p.cqB, WcOpcode.BIND_MW);
+            BoundWindow w = boundType2(p, sends, 4096, 0, 4096);
+            MemoryRegion target = w.target();
+            int rkey = w.rkey();
 
             recvs.get(0).wrId(5).sge(p.mrB, 0, 64);
             p.b.postReceive(recvs, 1);
@@ -89,6 +80,24 @@ class MemoryWindowDeviceTest {
             assertThat(p.awaitOne(p.cqA).status()).isEqualTo(WcStatus.SUCCESS);
             assertThat(RcDataPathDeviceTest.count(target.segment(), 1024, 512, (byte) '1')).isEqualTo(512);
         }
+    }
+
+    /** A region of B's protection domain (closed with it) with a type 2 window bound to part of it; the bind's work request id. */
+    private record BoundWindow(MemoryRegion target, int rkey, long bindWrId) {
+    }
+
+    /**
+     * A region of {@code size} bytes of B's and a type 2 window bound (work request 1, on B's
+     * queue pair) to {@code length} bytes of it from {@code offset}, for remote writes; the bind
+     * has completed successfully.
+     */
+    private static BoundWindow boundType2(QpPair p, SendRequests sends, long size, long offset, long length) {
+        MemoryRegion target = p.pdB.allocateRegion(size, MR_ACCESS);
+        MemoryWindow mw = p.pdB.allocateMemoryWindow(MemoryWindow.Type.TYPE_2);
+        int rkey = MemoryWindow.nextRkey(mw.rkey());
+        sends.reset(0).wrId(1).flags(SendFlags.SIGNALED).bindMemoryWindow(mw, rkey, target, offset, length, Access.REMOTE_WRITE);
+        p.b.postSend(sends, 1);
+        return new BoundWindow(target, rkey, p.awaitSuccess(p.cqB, WcOpcode.BIND_MW).wrId());
     }
 
     private static void writeThroughWindow(QpPair p, SendRequests sends, long address, int rkey) {

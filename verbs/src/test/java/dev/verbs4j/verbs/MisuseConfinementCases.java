@@ -52,37 +52,24 @@ final class MisuseConfinementCases {
         cases.add(MisuseCase.of(FAMILY, "QueuePair.postSend of a confined SendRequests from another thread", () -> {
             try (MisuseFixture f = new MisuseFixture(); SendRequests s = SendRequests.confined(1, 1)) {
                 s.reset(0).opcode(Opcode.SEND).sge(f.mr(), 0, 8);
-                expectWrongThread("postSend from another thread", MisuseExpect.thrownBy(() -> MisuseExtendedProtocolCases.onOtherThread(
-                        () -> {
-                            f.qp(QpType.RC).postSend(s, 1);
-                            return null;
-                        })));
+                expectWrongThreadElsewhere("postSend from another thread", () -> f.qp(QpType.RC).postSend(s, 1));
             }
         }));
         cases.add(MisuseCase.of(FAMILY, "QueuePair.postReceive of a confined ReceiveRequests from another thread", () -> {
             try (MisuseFixture f = new MisuseFixture(); ReceiveRequests r = ReceiveRequests.confined(1, 1)) {
                 r.get(0).sge(f.mr(), 0, 8);
-                expectWrongThread("postReceive from another thread", MisuseExpect.thrownBy(() -> MisuseExtendedProtocolCases.onOtherThread(
-                        () -> {
-                            f.qp(QpType.RC).postReceive(r, 1);
-                            return null;
-                        })));
+                expectWrongThreadElsewhere("postReceive from another thread", () -> f.qp(QpType.RC).postReceive(r, 1));
             }
         }));
         cases.add(MisuseCase.of(FAMILY, "SharedReceiveQueue.postReceive of a confined ReceiveRequests from another thread", () -> {
             try (MisuseFixture f = new MisuseFixture(); ReceiveRequests r = ReceiveRequests.confined(1, 1)) {
                 r.get(0).sge(f.mr(), 0, 8);
-                expectWrongThread("SRQ postReceive from another thread", MisuseExpect.thrownBy(() ->
-                        MisuseExtendedProtocolCases.onOtherThread(() -> {
-                            f.srq().postReceive(r, 1);
-                            return null;
-                        })));
+                expectWrongThreadElsewhere("SRQ postReceive from another thread", () -> f.srq().postReceive(r, 1));
             }
         }));
         cases.add(MisuseCase.of(FAMILY, "CompletionQueue.poll into a confined WorkCompletions from another thread", () -> {
             try (MisuseFixture f = new MisuseFixture(); WorkCompletions w = WorkCompletions.confined(4)) {
-                expectWrongThread("poll from another thread", MisuseExpect.thrownBy(() ->
-                        MisuseExtendedProtocolCases.onOtherThread(() -> f.cq().poll(w))));
+                expectWrongThreadElsewhere("poll from another thread", () -> f.cq().poll(w));
             }
         }));
         return cases;
@@ -92,20 +79,17 @@ final class MisuseConfinementCases {
     private static WorkCompletion confinedCompletion(MisuseFixture f) {
         WorkCompletions w = WorkCompletions.confined(4);
         CompletionQueue cq = f.ctx.createCompletionQueue(4);
-        QueuePair qp = f.pd().createQueuePair(QueuePairInit.of(QpType.RC, cq));
-        qp.init(1);
-        try (ReceiveRequests r = new ReceiveRequests(1, 1)) {
-            r.get(0).wrId(1).sge(f.mr(), 0, 8);
-            qp.postReceive(r, 1);
-        }
-        qp.toError();
-        long deadline = System.nanoTime() + 5_000_000_000L;
-        while (cq.poll(w) == 0) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("no flush completion within 5 s");
-            }
-        }
+        f.flushOneReceive(f.pd().createQueuePair(QueuePairInit.of(QpType.RC, cq)), 1, 8);
+        MisuseFixture.awaitFlushed(() -> cq.poll(w) != 0);
         return w.get(0);
+    }
+
+    /** {@code action}, run on another thread, throws a WrongThreadException. */
+    private static void expectWrongThreadElsewhere(String what, MisuseExpect.Action action) {
+        expectWrongThread(what, MisuseExpect.thrownBy(() -> MisuseExtendedProtocolCases.onOtherThread(() -> {
+            action.run();
+            return null;
+        })));
     }
 
     private static void expectWrongThread(String what, Throwable t) {

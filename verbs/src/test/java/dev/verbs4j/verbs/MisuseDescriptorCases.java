@@ -75,18 +75,30 @@ final class MisuseDescriptorCases {
                 AutoCloseable close = viaArena ? arena : x;
                 MisuseExpect.Action fill = () -> link.toB(sends.reset(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
                         .sge(x, 0, LEN));
-                MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
-                for (int i = 0; i < 4; i++) {
-                    link.postReceive(link.mrB, i * 1024L, LEN, 100 + i);
-                }
-                fill.run();
-                closeAt(link, p, close, post, link.sendCq);
-                link.sendRefusedOrFailed("posting a request that names a closed region", MemoryRegion.class, post);
-                link.sendRefusedOrFailed("filling it again with the closed region and posting", MemoryRegion.class, () -> {
-                    fill.run();
-                    post.run();
-                });
+                sendClosedAt(link, sends, p, close, fill, LEN, MemoryRegion.class, "posting a request that names a closed region",
+                        "region");
             }
+        });
+    }
+
+    /**
+     * The course of a SEND (the first of {@code sends}, filled by {@code fill}) whose request names
+     * what {@code close} closes at {@code p}, with four receives of {@code receiveLength} bytes
+     * posted at B: posting the request again ({@code posting}), and filling it again with the
+     * closed {@code closedWhat} and posting it, must be refused naming {@code kind}, or fail.
+     */
+    private static void sendClosedAt(MisuseLink link, SendRequests sends, Point p, AutoCloseable close, MisuseExpect.Action fill,
+                                     int receiveLength, Class<?> kind, String posting, String closedWhat) throws Throwable {
+        MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
+        for (int i = 0; i < 4; i++) {
+            link.postReceive(link.mrB, i * 1024L, receiveLength, 100 + i);
+        }
+        fill.run();
+        closeAt(link, p, close, post, link.sendCq);
+        link.sendRefusedOrFailed(posting, kind, post);
+        link.sendRefusedOrFailed("filling it again with the closed " + closedWhat + " and posting", kind, () -> {
+            fill.run();
+            post.run();
         });
     }
 
@@ -162,17 +174,8 @@ final class MisuseDescriptorCases {
                 AddressHandle x = link.pd.createAddressHandle(link.destination());
                 MisuseExpect.Action fill = () -> sends.reset(0).wrId(1).opcode(Opcode.SEND).flags(SendFlags.SIGNALED)
                         .sge(link.mrA, 0, LEN).ud(x, link.b.qpNum(), QueuePair.DEFAULT_QKEY);
-                MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
-                for (int i = 0; i < 4; i++) {
-                    link.postReceive(link.mrB, i * 1024L, LEN, 100 + i);
-                }
-                fill.run();
-                closeAt(link, p, x, post, link.sendCq);
-                link.sendRefusedOrFailed("posting a request whose address handle is closed", AddressHandle.class, post);
-                link.sendRefusedOrFailed("filling it again with the closed address handle and posting", AddressHandle.class, () -> {
-                    fill.run();
-                    post.run();
-                });
+                sendClosedAt(link, sends, p, x, fill, LEN, AddressHandle.class, "posting a request whose address handle is closed",
+                        "address handle");
             }
         });
     }
@@ -303,17 +306,8 @@ final class MisuseDescriptorCases {
                 x.segment().asSlice(0, 48).fill((byte) 'f');
                 MisuseExpect.Action fill = () -> sends.reset(0).wrId(1).opcode(Opcode.SEND)
                         .flags(SendFlags.SIGNALED | SendFlags.INLINE).sge(x, 0, 48);
-                MisuseExpect.Action post = () -> link.a.postSend(sends, 1);
-                for (int i = 0; i < 4; i++) {
-                    link.postReceive(link.mrB, i * 1024L, 48, 100 + i);
-                }
-                fill.run();
-                closeAt(link, p, x, post, link.sendCq);
-                link.sendRefusedOrFailed("posting the INLINE request over the closed region", MemoryRegion.class, post);
-                link.sendRefusedOrFailed("filling it again with the closed region and posting", MemoryRegion.class, () -> {
-                    fill.run();
-                    post.run();
-                });
+                sendClosedAt(link, sends, p, x, fill, 48, MemoryRegion.class, "posting the INLINE request over the closed region",
+                        "region");
             }
         });
     }

@@ -163,19 +163,8 @@ final class MisuseExtendedProtocolCases {
             CompletionQueue bare = f.ctx.createExtendedCompletionQueue(8, null, 0, 0);
             ExtendedPoller p = bare.extended();
             // a completion on it: a receive flushed by the error state
-            QueuePair qp = f.pd().createQueuePair(QueuePairInit.of(QpType.RC, f.cq(), bare));
-            qp.init(1);
-            try (ReceiveRequests r = new ReceiveRequests(1, 1)) {
-                r.get(0).wrId(1).sge(f.mr(), 0, 8);
-                qp.postReceive(r, 1);
-            }
-            qp.toError();
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (!p.start()) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("no flush completion within 5 s");
-                }
-            }
+            f.flushOneReceive(f.pd().createQueuePair(QueuePairInit.of(QpType.RC, f.cq(), bare)), 1, 8);
+            MisuseFixture.awaitFlushed(p::start);
             try {
                 expectIse("byteLength() of a queue created without WITH_BYTE_LEN", p::byteLength);
                 expectIse("qpNum() of a queue created without WITH_QP_NUM", p::qpNum);

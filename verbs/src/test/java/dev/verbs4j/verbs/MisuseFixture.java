@@ -5,6 +5,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 
 /**
  * A fresh set of live verbs objects on the test bed's loopback device for one misuse case, each
@@ -218,21 +219,13 @@ final class MisuseFixture implements AutoCloseable {
     WorkCompletions flushedCompletions() {
         if (flushed == null) {
             CompletionQueue fcq = ctx.createCompletionQueue(4);
-            QueuePair qp = pd().createQueuePair(QueuePairInit.of(QpType.RC, fcq));
-            qp.init(1);
-            try (ReceiveRequests r = new ReceiveRequests(1, 1)) {
-                r.get(0).wrId(77).sge(mr(), 0, 64);
-                qp.postReceive(r, 1);
-            }
-            qp.toError();
+            flushOneReceive(pd().createQueuePair(QueuePairInit.of(QpType.RC, fcq)), 77, 64);
             WorkCompletions w = new WorkCompletions(4);
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (fcq.poll(w) == 0) {
-                if (System.nanoTime() > deadline) {
-                    w.close();
-                    throw new AssertionError("no flush completion within 5 s");
-                }
-                Thread.onSpinWait();
+            try {
+                awaitFlushed(() -> fcq.poll(w) != 0);
+            } catch (AssertionError e) {
+                w.close();
+                throw e;
             }
             flushed = w;
         }
@@ -244,22 +237,35 @@ final class MisuseFixture implements AutoCloseable {
      * receive flushed into it.
      */
     ExtendedPoller pollingPoller() {
-        QueuePair qp = pd().createQueuePair(QueuePairInit.of(QpType.RC, cq(), ecq()));
+        flushOneReceive(pd().createQueuePair(QueuePairInit.of(QpType.RC, cq(), ecq())), 78, 64);
+        ExtendedPoller poller = poller();
+        awaitFlushed(poller::start);
+        return poller;
+    }
+
+    /**
+     * Posts one receive (work request {@code wrId}, the first {@code length} bytes of {@link
+     * #mr()}) on the fresh queue pair {@code qp} and moves it to the error state, which flushes
+     * the receive.
+     */
+    void flushOneReceive(QueuePair qp, long wrId, int length) {
         qp.init(1);
         try (ReceiveRequests r = new ReceiveRequests(1, 1)) {
-            r.get(0).wrId(78).sge(mr(), 0, 64);
+            r.get(0).wrId(wrId).sge(mr(), 0, length);
             qp.postReceive(r, 1);
         }
         qp.toError();
-        ExtendedPoller poller = poller();
+    }
+
+    /** Spins until {@code polled} is true (it took the flushed completion), for at most 5 s. */
+    static void awaitFlushed(BooleanSupplier polled) {
         long deadline = System.nanoTime() + 5_000_000_000L;
-        while (!poller.start()) {
+        while (!polled.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("no flush completion within 5 s");
             }
             Thread.onSpinWait();
         }
-        return poller;
     }
 
     /** The polled completion of {@link #flushedCompletions()}. */

@@ -98,15 +98,24 @@ final class MisuseLink implements AutoCloseable {
                 qp.readyToSend(0);
             }
         } else {
-            QueuePairEndpoint ea = a.localEndpoint(gid, 0x100);
-            QueuePairEndpoint eb = b.localEndpoint(gid, 0x200);
-            a.init(1);
-            b.init(1);
-            a.readyToReceive(eb, gid);
-            b.readyToReceive(ea, gid);
-            a.readyToSend(ea.psn());
-            b.readyToSend(eb.psn());
+            connectToEachOther(a, b, gid, 0x100, 0x200);
         }
+    }
+
+    /**
+     * Connects the fresh connected-mode queue pairs {@code a} and {@code b} to each other on port
+     * 1 through GID {@code gid}, the two stepping through INIT, RTR and RTS side by side; {@code a}
+     * sends from PSN {@code psnA}, {@code b} from {@code psnB}.
+     */
+    static void connectToEachOther(QueuePair a, QueuePair b, int gid, int psnA, int psnB) {
+        QueuePairEndpoint ea = a.localEndpoint(gid, psnA);
+        QueuePairEndpoint eb = b.localEndpoint(gid, psnB);
+        a.init(1);
+        b.init(1);
+        a.readyToReceive(eb, gid);
+        b.readyToReceive(ea, gid);
+        a.readyToSend(psnA);
+        b.readyToSend(psnB);
     }
 
     /** Back to RTS after an error: both queue pairs reset (their requests flushed away) and connected again. */

@@ -79,15 +79,7 @@ final class MisuseStress implements AutoCloseable {
     }
 
     private void connect(QueuePair a, QueuePair b) {
-        int gid = host.gidIndex();
-        QueuePairEndpoint ea = a.localEndpoint(gid, 1);
-        QueuePairEndpoint eb = b.localEndpoint(gid, 2);
-        a.init(1);
-        b.init(1);
-        a.readyToReceive(eb, gid);
-        b.readyToReceive(ea, gid);
-        a.readyToSend(1);
-        b.readyToSend(2);
+        MisuseLink.connectToEachOther(a, b, host.gidIndex(), 1, 2);
     }
 
     private MemoryRegion newRegion(boolean viaArena) {

@@ -214,6 +214,28 @@ public final class ParkedWaits implements AutoCloseable {
         return platform;
     }
 
+    /** What ends the waits: typically the close of the resource they wait on. */
+    @FunctionalInterface
+    public interface Wake {
+        void run() throws Exception;
+    }
+
+    /**
+     * The course of a {@link #rehearsed} round: {@link #awaitParked}, {@link #assertCarriersFree},
+     * {@code wake}, {@link #assertSameOutcome} with {@code expected}, and in the {@code checked}
+     * round {@link #assertNonePinned}; returns the outcome.
+     */
+    public String assertWokenAlike(boolean checked, Wake wake, String expected) throws Exception {
+        awaitParked();
+        assertCarriersFree();
+        wake.run();
+        String outcome = assertSameOutcome(expected);
+        if (checked) {
+            assertNonePinned();
+        }
+        return outcome;
+    }
+
     /** No virtual thread was pinned since the start (JFR {@code jdk.VirtualThreadPinned}, threshold 0). */
     public void assertNonePinned() {
         jfr.stop();

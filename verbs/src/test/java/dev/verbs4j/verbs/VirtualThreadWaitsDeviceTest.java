@@ -29,13 +29,7 @@ class VirtualThreadWaitsDeviceTest {
                 cq.requestNotify(false);
                 try (ParkedWaits waits = ParkedWaits.start("CompletionChannel.await", "pollReadable",
                         () -> channel.await(Duration.ofSeconds(60)))) {
-                    waits.awaitParked();
-                    waits.assertCarriersFree();
-                    channel.close();
-                    waits.assertSameOutcome("threw java.lang.IllegalStateException");
-                    if (checked) {
-                        waits.assertNonePinned();
-                    }
+                    waits.assertWokenAlike(checked, channel::close, "threw java.lang.IllegalStateException");
                 }
             }
         });
@@ -48,17 +42,11 @@ class VirtualThreadWaitsDeviceTest {
              ReceiveRequests recvs = new ReceiveRequests(1, 1)) {
             CompletionChannel channel = loop.channel;
             CompletionQueue cq = loop.cq;
-            QueuePair a = loop.a;
-            QueuePair b = loop.b;
-            MemoryRegion mr = loop.mr;
             cq.requestNotify(false);
             try (ParkedWaits waits = ParkedWaits.startOne("CompletionChannel.await", () -> channel.await(Duration.ofSeconds(60)))) {
                 waits.awaitParked();
                 waits.assertCarriersFree();
-                recvs.get(0).wrId(1).sge(mr, 0, 64);
-                b.postReceive(recvs, 1);
-                sends.reset(0).wrId(2).opcode(Opcode.SEND).flags(SendFlags.SIGNALED).sge(mr, 64, 64);
-                a.postSend(sends, 1);
+                loop.sendOneMessage(sends, recvs);
                 assertThat(waits.virtualOutcomes()).containsExactly("returned " + cq);
                 waits.assertNonePinned();
             }
@@ -72,13 +60,7 @@ class VirtualThreadWaitsDeviceTest {
             Context ctx = Context.open(TestBed.loopback().device());
             try (ParkedWaits waits = ParkedWaits.start("Context.awaitAsyncEvent", "pollReadable",
                     () -> ctx.awaitAsyncEvent(Duration.ofSeconds(60)))) {
-                waits.awaitParked();
-                waits.assertCarriersFree();
-                ctx.close();
-                waits.assertSameOutcome("threw java.lang.IllegalStateException");
-                if (checked) {
-                    waits.assertNonePinned();
-                }
+                waits.assertWokenAlike(checked, ctx::close, "threw java.lang.IllegalStateException");
             } finally {
                 ctx.close();
             }

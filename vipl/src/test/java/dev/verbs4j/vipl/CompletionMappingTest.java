@@ -3,12 +3,36 @@ package dev.verbs4j.vipl;
 import dev.verbs4j.verbs.WcStatus;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+
 import static dev.verbs4j.vipl.VipReliabilityLevel.RELIABLE_DELIVERY;
 import static dev.verbs4j.vipl.VipReliabilityLevel.RELIABLE_RECEPTION;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Verbs completion status → descriptor Status bits and asynchronous errors (§10.4, §2.5, §9.9.1). */
 class CompletionMappingTest {
+
+    /** One row of a mapping table: a send-side completion (not a receive) and what it must map to. */
+    private record Row(WcStatus status, VipReliabilityLevel level, int op, Object expected) {
+    }
+
+    private static Row row(WcStatus status, VipReliabilityLevel level, int op, Object expected) {
+        return new Row(status, level, op, expected);
+    }
+
+    /** Every row's {@link CompletionMapping#errorBits} is its expected Status bits. */
+    private static void assertErrorBits(List<Row> rows) {
+        for (Row r : rows) {
+            assertThat(CompletionMapping.errorBits(r.status(), r.level(), false, r.op())).as("%s", r).isEqualTo(r.expected());
+        }
+    }
+
+    /** Every row's {@link CompletionMapping#asyncError} is its expected error (null: none). */
+    private static void assertAsyncErrors(List<Row> rows) {
+        for (Row r : rows) {
+            assertThat(CompletionMapping.asyncError(r.status(), r.level(), false, r.op())).as("%s", r).isEqualTo(r.expected());
+        }
+    }
 
     @Test
     void localErrorsAndFlush() {
@@ -22,28 +46,20 @@ class CompletionMappingTest {
     /** §10.4 validity column: RDMA_PROT under RD for Reads only, under RR for Reads and Writes; REMOTE_DESC under RR only. */
     @Test
     void remoteErrorsDependOnTheLevel() {
-        assertThat(CompletionMapping.errorBits(WcStatus.REM_ACCESS_ERR, RELIABLE_DELIVERY, false, VipControl.OP_RDMAREAD))
-                .isEqualTo(VipStatus.RDMA_PROT_ERROR);
-        assertThat(CompletionMapping.errorBits(WcStatus.REM_ACCESS_ERR, RELIABLE_DELIVERY, false, VipControl.OP_RDMAWRITE))
-                .isEqualTo(VipStatus.TRANSPORT_ERROR);
-        assertThat(CompletionMapping.asyncError(WcStatus.REM_ACCESS_ERR, RELIABLE_DELIVERY, false, VipControl.OP_RDMAWRITE))
-                .isEqualTo(VipErrorCode.RDMAW_PROT);
-        assertThat(CompletionMapping.errorBits(WcStatus.REM_ACCESS_ERR, RELIABLE_RECEPTION, false, VipControl.OP_RDMAWRITE))
-                .isEqualTo(VipStatus.RDMA_PROT_ERROR);
-        assertThat(CompletionMapping.errorBits(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_RECEPTION, false, VipControl.OP_SENDRECV))
-                .isEqualTo(VipStatus.REMOTE_DESC_ERROR);
-        assertThat(CompletionMapping.errorBits(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_DELIVERY, false, VipControl.OP_SENDRECV))
-                .isEqualTo(VipStatus.TRANSPORT_ERROR);
-        assertThat(CompletionMapping.asyncError(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_DELIVERY, false, VipControl.OP_SENDRECV))
-                .isEqualTo(VipErrorCode.RECVQ_EMPTY);
-        assertThat(CompletionMapping.asyncError(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_RECEPTION, false, VipControl.OP_SENDRECV)).isNull();
-        // rxe reports an RDMA Write the target queue pair does not enable as an invalid request: a protection error
-        assertThat(CompletionMapping.errorBits(WcStatus.REM_INV_REQ_ERR, RELIABLE_RECEPTION, false, VipControl.OP_RDMAWRITE))
-                .isEqualTo(VipStatus.RDMA_PROT_ERROR);
-        assertThat(CompletionMapping.asyncError(WcStatus.REM_INV_REQ_ERR, RELIABLE_DELIVERY, false, VipControl.OP_RDMAWRITE))
-                .isEqualTo(VipErrorCode.RDMAW_PROT);
-        assertThat(CompletionMapping.errorBits(WcStatus.REM_INV_REQ_ERR, RELIABLE_RECEPTION, false, VipControl.OP_SENDRECV))
-                .isEqualTo(VipStatus.REMOTE_DESC_ERROR);
+        assertErrorBits(List.of(
+                row(WcStatus.REM_ACCESS_ERR, RELIABLE_DELIVERY, VipControl.OP_RDMAREAD, VipStatus.RDMA_PROT_ERROR),
+                row(WcStatus.REM_ACCESS_ERR, RELIABLE_DELIVERY, VipControl.OP_RDMAWRITE, VipStatus.TRANSPORT_ERROR),
+                row(WcStatus.REM_ACCESS_ERR, RELIABLE_RECEPTION, VipControl.OP_RDMAWRITE, VipStatus.RDMA_PROT_ERROR),
+                row(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_RECEPTION, VipControl.OP_SENDRECV, VipStatus.REMOTE_DESC_ERROR),
+                row(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_DELIVERY, VipControl.OP_SENDRECV, VipStatus.TRANSPORT_ERROR),
+                // rxe reports an RDMA Write the target queue pair does not enable as an invalid request: a protection error
+                row(WcStatus.REM_INV_REQ_ERR, RELIABLE_RECEPTION, VipControl.OP_RDMAWRITE, VipStatus.RDMA_PROT_ERROR),
+                row(WcStatus.REM_INV_REQ_ERR, RELIABLE_RECEPTION, VipControl.OP_SENDRECV, VipStatus.REMOTE_DESC_ERROR)));
+        assertAsyncErrors(List.of(
+                row(WcStatus.REM_ACCESS_ERR, RELIABLE_DELIVERY, VipControl.OP_RDMAWRITE, VipErrorCode.RDMAW_PROT),
+                row(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_DELIVERY, VipControl.OP_SENDRECV, VipErrorCode.RECVQ_EMPTY),
+                row(WcStatus.RNR_RETRY_EXC_ERR, RELIABLE_RECEPTION, VipControl.OP_SENDRECV, null),
+                row(WcStatus.REM_INV_REQ_ERR, RELIABLE_DELIVERY, VipControl.OP_RDMAWRITE, VipErrorCode.RDMAW_PROT)));
     }
 
     @Test

@@ -32,13 +32,8 @@ class ViplVirtualThreadWaitsDeviceTest extends ViplTwoHosts {
                 try (ParkedWaits waits = ParkedWaits.start(what, "CompletionWatch.await", () -> receive
                         ? Vipl.recvWait(vi, Vipl.INFINITE, VipDescriptor.empty())
                         : Vipl.sendWait(vi, Vipl.INFINITE, VipDescriptor.empty()))) {
-                    waits.awaitParked();
-                    waits.assertCarriersFree();
-                    assertThat(Vipl.destroyVi(vi)).isEqualTo(VipReturn.SUCCESS);
-                    waits.assertSameOutcome("returned " + VipReturn.INVALID_PARAMETER);
-                    if (checked) {
-                        waits.assertNonePinned();
-                    }
+                    waits.assertWokenAlike(checked, () -> assertThat(Vipl.destroyVi(vi)).isEqualTo(VipReturn.SUCCESS),
+                            "returned " + VipReturn.INVALID_PARAMETER);
                 }
             });
         }
@@ -50,13 +45,8 @@ class ViplVirtualThreadWaitsDeviceTest extends ViplTwoHosts {
             VipCq cq = Vipl.createCQ(a.nic, 16);
             try (ParkedWaits waits = ParkedWaits.start("VipCQWait", "CompletionWatch.await",
                     () -> Vipl.cqWait(cq, Vipl.INFINITE, new VipCqEntry()))) {
-                waits.awaitParked();
-                waits.assertCarriersFree();
-                assertThat(Vipl.destroyCQ(cq)).isEqualTo(VipReturn.SUCCESS);
-                waits.assertSameOutcome("returned " + VipReturn.INVALID_PARAMETER);
-                if (checked) {
-                    waits.assertNonePinned();
-                }
+                waits.assertWokenAlike(checked, () -> assertThat(Vipl.destroyCQ(cq)).isEqualTo(VipReturn.SUCCESS),
+                        "returned " + VipReturn.INVALID_PARAMETER);
             }
         });
     }
@@ -73,14 +63,8 @@ class ViplVirtualThreadWaitsDeviceTest extends ViplTwoHosts {
                 VipNetAddress address = VipNetAddress.of(b.address, new byte[]{'v', 't'});
                 try (ParkedWaits waits = ParkedWaits.startWaitingIn("VipConnectWait", "VipListener.await",
                         () -> Vipl.connectWait(nic, address, Vipl.INFINITE))) {
-                    waits.awaitParked();
-                    waits.assertCarriersFree();
-                    assertThat(Vipl.closeNic(nic)).isEqualTo(VipReturn.SUCCESS);
-                    assertThat(waits.assertSameOutcome("threw " + VipException.class.getName()))
-                            .contains(VipReturn.INVALID_PARAMETER.cName());
-                    if (checked) {
-                        waits.assertNonePinned();
-                    }
+                    assertThat(waits.assertWokenAlike(checked, () -> assertThat(Vipl.closeNic(nic)).isEqualTo(VipReturn.SUCCESS),
+                            "threw " + VipException.class.getName())).contains(VipReturn.INVALID_PARAMETER.cName());
                 } finally {
                     Vipl.closeNic(nic);
                 }

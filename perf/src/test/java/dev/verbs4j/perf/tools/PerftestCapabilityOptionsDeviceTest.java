@@ -38,14 +38,7 @@ class PerftestCapabilityOptionsDeviceTest {
 
     /** The pair C/C, then each Java side against a C peer: every Java side ends as the C side of its role. */
     private static void endsAsC(PerfTool tool, List<String> opts) throws Exception {
-        Pair cc = PerftestDeviceTest.run(tool, false, false, Topology.LOOPBACK, opts, opts);
-        Pair jc = PerftestDeviceTest.run(tool, false, true, Topology.LOOPBACK, opts, opts);
-        Pair cj = PerftestDeviceTest.run(tool, true, false, Topology.LOOPBACK, opts, opts);
-        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
-        assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
-        assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
-        assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
-        assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
+        AgainstC.run(tool, Topology.LOOPBACK, opts, opts).assertEndsAsC(PerftestCapabilityOptionsDeviceTest::errors);
     }
 
     @Test
@@ -96,17 +89,9 @@ class PerftestCapabilityOptionsDeviceTest {
 
     /** As {@link #sameAsC(PerfTool, List)} in {@code where}; without {@code gidIndex} no side is given -x. */
     private static List<Pair> sameAsC(PerfTool tool, Topology where, boolean gidIndex, List<String> opts) throws Exception {
-        Pair cc = PerftestDeviceTest.run(tool, false, false, where, opts, opts, gidIndex);
-        Pair jc = PerftestDeviceTest.run(tool, false, true, where, opts, opts, gidIndex);
-        Pair cj = PerftestDeviceTest.run(tool, true, false, where, opts, opts, gidIndex);
-        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
-        assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
-        assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
-        assertThat(PerftestDeviceTest.shape(jc.client().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.client().out()));
-        assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
-        assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
-        assertThat(PerftestDeviceTest.shape(cj.server().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.server().out()));
-        return List.of(cc, jc, cj);
+        AgainstC r = AgainstC.run(tool, where, opts, opts, gidIndex);
+        r.assertSameAsC(PerftestCapabilityOptionsDeviceTest::errors);
+        return List.of(r.cc(), r.jc(), r.cj());
     }
 
     /** The lines of a side's stdout that start with {@code prefix}. */

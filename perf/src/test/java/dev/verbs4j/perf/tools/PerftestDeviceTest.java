@@ -706,7 +706,7 @@ class PerftestDeviceTest {
     }
 
     /** A C side's stderr without its clock calibration's complaints (the Java tools need none). */
-    private static List<String> errors(Run c) {
+    static List<String> errors(Run c) {
         // (and what it costs the rate limiter, which then runs without a gap)
         return c.err().stream().filter(l -> !l.startsWith("Correlation coefficient")
                 && !l.equals("Failed: couldn't acquire cpu frequency for rate limiter.")).toList();

@@ -1,10 +1,8 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.PerftestDeviceTest.Pair;
 import dev.verbs4j.perf.tools.PerftestDeviceTest.Topology;
 import dev.verbs4j.verbs.HugePages;
 import dev.verbs4j.verbs.TestBed;
-import dev.verbs4j.verbs.ToolRunner.Run;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -29,24 +27,15 @@ class PerftestHugePagesDeviceTest {
         PerftestDeviceTest.warmUpOnce();
     }
 
-    private static List<String> errors(Run r) {
-        return r.err().stream().filter(l -> !l.startsWith("Correlation coefficient")
-                && !l.equals("Failed: couldn't acquire cpu frequency for rate limiter.")).toList();
-    }
-
     private static void sameAsC(PerfTool tool, List<String> opts) throws Exception {
-        Pair cc = PerftestDeviceTest.run(tool, false, false, Topology.LOOPBACK, opts, opts);
-        Pair jc = PerftestDeviceTest.run(tool, false, true, Topology.LOOPBACK, opts, opts);
-        Pair cj = PerftestDeviceTest.run(tool, true, false, Topology.LOOPBACK, opts, opts);
-        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
-        assertThat(cc.client().status()).as(all).isZero();
-        assertThat(cc.server().status()).as(all).isZero();
-        assertThat(jc.client().status()).as(all).isZero();
-        assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
-        assertThat(PerftestDeviceTest.shape(jc.client().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.client().out()));
-        assertThat(cj.server().status()).as(all).isZero();
-        assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
-        assertThat(PerftestDeviceTest.shape(cj.server().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.server().out()));
+        AgainstC r = AgainstC.run(tool, Topology.LOOPBACK, opts, opts);
+        String all = r.all();
+        assertThat(r.cc().client().status()).as(all).isZero();
+        assertThat(r.cc().server().status()).as(all).isZero();
+        assertThat(r.jc().client().status()).as(all).isZero();
+        assertThat(r.cj().server().status()).as(all).isZero();
+        // (with every status 0, each Java side's equals the C side's of its role)
+        r.assertSameAsC(PerftestDeviceTest::errors);
     }
 
     @Test

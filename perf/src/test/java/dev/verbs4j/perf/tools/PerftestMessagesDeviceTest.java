@@ -49,15 +49,27 @@ class PerftestMessagesDeviceTest {
         return r.err().stream().filter(l -> !l.startsWith("Correlation coefficient")).toList();
     }
 
+    /** The Java run {@code j} ended as the C run {@code c} did: the same status and the same words on stderr. */
+    private static void assertSameEnd(Run c, Run j) {
+        assertThat(j.status()).as(c + "\n" + j).isEqualTo(c.status());
+        assertThat(j.err()).as(c + "\n" + j).isEqualTo(errors(c));
+    }
+
     /** The C and the Java client with {@code args}, side by side, with no server: the same end; the C run. */
     private static Run clientsAlike(PerfTool tool, List<String> args) throws Exception {
         Background c = start(tool, false, args);
         Background j = start(tool, true, args);
         Run cr = c.await();
         Run jr = j.await();
-        assertThat(jr.status()).as(cr + "\n" + jr).isEqualTo(cr.status()).isNotZero();
-        assertThat(jr.err()).as(cr + "\n" + jr).isEqualTo(errors(cr));
+        assertSameEnd(cr, jr);
+        assertThat(jr.status()).as(cr + "\n" + jr).isNotZero();
         return cr;
+    }
+
+    /** {@link #clientsAlike} for the latency client with {@code -R} on host B's device, to {@code server}. */
+    private static void rdmaCmClientsAlike(String server) throws Exception {
+        clientsAlike(PerfTool.SEND_LAT, List.of("-R", "-d", TestBed.hostB().device(), "-p", String.valueOf(PORTS.getAndIncrement()),
+                server));
     }
 
     @Test
@@ -70,19 +82,15 @@ class PerftestMessagesDeviceTest {
         // without getaddrinfo's words; C looks it up again and says the same as the first time
         Run again = ToolRunner.startJava(PerfTool.SEND_BW.java, "java ib_send_bw again", LIMIT, tcp.toArray(String[]::new))
                 .await();
-        assertThat(again.status()).as(c + "\n" + again).isEqualTo(c.status());
-        assertThat(again.err()).as(c + "\n" + again).isEqualTo(errors(c));
-        clientsAlike(PerfTool.SEND_LAT, List.of("-R", "-d", b.device(), "-p", String.valueOf(PORTS.getAndIncrement()),
-                "no-such-host.invalid"));
+        assertSameEnd(c, again);
+        rdmaCmClientsAlike("no-such-host.invalid");
     }
 
     @Test
     @Timeout(150)
     void unreachableAddressWithRdmaCm() throws Exception {
-        TestBed.Host b = TestBed.hostB();
         // an address of the veth subnet that nobody holds: every address resolution fails
-        clientsAlike(PerfTool.SEND_LAT, List.of("-R", "-d", b.device(), "-p", String.valueOf(PORTS.getAndIncrement()),
-                "198.18.0.77"));
+        rdmaCmClientsAlike("198.18.0.77");
     }
 
     @Test
@@ -112,9 +120,6 @@ class PerftestMessagesDeviceTest {
                 s.stop();
             }
         }
-        Run c = clients.get(0);
-        Run j = clients.get(1);
-        assertThat(j.status()).as(c + "\n" + j).isEqualTo(c.status());
-        assertThat(j.err()).as(c + "\n" + j).isEqualTo(errors(c));
+        assertSameEnd(clients.get(0), clients.get(1));
     }
 }

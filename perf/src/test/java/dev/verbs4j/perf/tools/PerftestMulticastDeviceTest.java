@@ -1,9 +1,7 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.PerftestDeviceTest.Pair;
 import dev.verbs4j.perf.tools.PerftestDeviceTest.Topology;
 import dev.verbs4j.verbs.TestBed;
-import dev.verbs4j.verbs.ToolRunner.Run;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -50,29 +48,15 @@ class PerftestMulticastDeviceTest {
         return ch;
     }
 
-    /** A C side's stderr without its clock calibration's complaints. */
-    private static List<String> errors(Run r) {
-        return r.err().stream().filter(l -> !l.startsWith("Correlation coefficient")
-                && !l.equals("Failed: couldn't acquire cpu frequency for rate limiter.")).toList();
-    }
-
     /** C/C, then each Java side against a C peer: each Java side ends, prints and complains as the C side of its role. */
     private static void sameAsC(PerfTool tool, List<String> serverOpts, List<String> clientOpts, boolean bothEnd)
             throws Exception {
-        Pair cc = PerftestDeviceTest.run(tool, false, false, Topology.HOSTS, serverOpts, clientOpts);
-        Pair jc = PerftestDeviceTest.run(tool, false, true, Topology.HOSTS, serverOpts, clientOpts);
-        Pair cj = PerftestDeviceTest.run(tool, true, false, Topology.HOSTS, serverOpts, clientOpts);
-        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
+        AgainstC r = AgainstC.run(tool, Topology.HOSTS, serverOpts, clientOpts);
         if (bothEnd) {
-            assertThat(cc.client().status()).as(all).isZero();
-            assertThat(cc.server().status()).as(all).isZero();
+            assertThat(r.cc().client().status()).as(r.all()).isZero();
+            assertThat(r.cc().server().status()).as(r.all()).isZero();
         }
-        assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
-        assertThat(errors(jc.client())).as(all).isEqualTo(errors(cc.client()));
-        assertThat(PerftestDeviceTest.shape(jc.client().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.client().out()));
-        assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
-        assertThat(errors(cj.server())).as(all).isEqualTo(errors(cc.server()));
-        assertThat(PerftestDeviceTest.shape(cj.server().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.server().out()));
+        r.assertSameAsC(PerftestDeviceTest::errors);
     }
 
     @Test

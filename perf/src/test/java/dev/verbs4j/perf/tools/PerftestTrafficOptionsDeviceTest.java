@@ -1,6 +1,5 @@
 package dev.verbs4j.perf.tools;
 
-import dev.verbs4j.perf.tools.PerftestDeviceTest.Pair;
 import dev.verbs4j.perf.tools.PerftestDeviceTest.Topology;
 import dev.verbs4j.verbs.TestBed;
 import org.junit.jupiter.api.BeforeAll;
@@ -45,8 +44,7 @@ class PerftestTrafficOptionsDeviceTest {
 
     /** A side's stderr with the numbers (queue pair numbers) masked, without the C clock's complaints. */
     private static List<String> masked(dev.verbs4j.verbs.ToolRunner.Run r) {
-        return r.err().stream().filter(l -> !l.startsWith("Correlation coefficient")
-                && !l.equals("Failed: couldn't acquire cpu frequency for rate limiter.")).map(l -> l.replaceAll("\\d+", "#")).toList();
+        return PerftestDeviceTest.errors(r).stream().map(l -> l.replaceAll("\\d+", "#")).toList();
     }
 
     @Test
@@ -54,17 +52,9 @@ class PerftestTrafficOptionsDeviceTest {
     void explicitHardwareRateLimit() throws Exception {
         // --rate_limit_type=HW given: no fallback to software on an Ethernet port; each Java side ends as C's of its role
         List<String> opts = List.of("--rate_limit=10", "--rate_limit_type=HW", "-n", "10");
-        Pair cc = PerftestDeviceTest.run(PerfTool.WRITE_BW, false, false, Topology.LOOPBACK, opts, opts);
-        Pair jc = PerftestDeviceTest.run(PerfTool.WRITE_BW, false, true, Topology.LOOPBACK, opts, opts);
-        Pair cj = PerftestDeviceTest.run(PerfTool.WRITE_BW, true, false, Topology.LOOPBACK, opts, opts);
-        String all = "C/C:\n" + cc + "\nJava client:\n" + jc + "\nJava server:\n" + cj;
-        assertThat(cc.client().status()).as(all).isNotZero();
-        assertThat(jc.client().status()).as(all).isEqualTo(cc.client().status());
-        assertThat(masked(jc.client())).as(all).isEqualTo(masked(cc.client()));
-        assertThat(PerftestDeviceTest.shape(jc.client().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.client().out()));
-        assertThat(cj.server().status()).as(all).isEqualTo(cc.server().status());
-        assertThat(masked(cj.server())).as(all).isEqualTo(masked(cc.server()));
-        assertThat(PerftestDeviceTest.shape(cj.server().out())).as(all).isEqualTo(PerftestDeviceTest.shape(cc.server().out()));
+        AgainstC r = AgainstC.run(PerfTool.WRITE_BW, Topology.LOOPBACK, opts, opts);
+        assertThat(r.cc().client().status()).as(r.all()).isNotZero();
+        r.assertSameAsC(PerftestTrafficOptionsDeviceTest::masked);
     }
 
     @Test

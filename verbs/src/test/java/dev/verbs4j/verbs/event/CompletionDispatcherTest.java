@@ -93,6 +93,13 @@ class CompletionDispatcherTest {
         return dispatcher;
     }
 
+    /** Started with 4-entry polls, handler a on queue pair {@code qp}, and one completion (work request 1) of it waiting. */
+    private void startedWithOneCompletionOfA(int qp) {
+        started(4);
+        dispatcher.register(qp, a);
+        source.add(qp, 1);
+    }
+
     /** Waits for {@code latch} in a callback that cannot throw InterruptedException. */
     private static void awaitQuietly(CountDownLatch latch) {
         try {
@@ -173,9 +180,7 @@ class CompletionDispatcherTest {
 
     @Test
     void aCompletionThatCameJustBeforeTheArmingIsTakenInTheSameRound() throws Exception {
-        started(4);
-        dispatcher.register(1, a);
-        source.add(1, 1);
+        startedWithOneCompletionOfA(1);
         source.addAtNextNotify(1, 2);
         source.fireAndJoin();
         assertThat(sink.of(a)).containsExactly(1L, 2L);
@@ -213,9 +218,7 @@ class CompletionDispatcherTest {
 
     @Test
     void aQueuePairCannotBeCreatedWhileANumberIsRetiredUntilItsCompletionsAreDrained() throws Exception {
-        started(4);
-        dispatcher.register(7, a);
-        source.add(7, 1);
+        startedWithOneCompletionOfA(7);
         CountDownLatch destroying = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         Thread retirer = Thread.ofVirtual().start(() -> dispatcher.retire(7, a, () -> {
@@ -248,9 +251,7 @@ class CompletionDispatcherTest {
 
     @Test
     void aDestroyThatThrowsStillUnregistersAndDrainsAndThenPassesTheFailureOn() {
-        started(4);
-        dispatcher.register(7, a);
-        source.add(7, 1);
+        startedWithOneCompletionOfA(7);
         assertThatThrownBy(() -> dispatcher.retire(7, a, () -> {
             throw new IllegalStateException("destroy failed");
         })).hasMessage("destroy failed");
@@ -271,9 +272,7 @@ class CompletionDispatcherTest {
 
     @Test
     void handingOffWatchesAgainAtOnceAndTheNextRoundRunsWhileThePreviousThreadFinishes() throws Exception {
-        started(4);
-        dispatcher.register(1, a);
-        source.add(1, 1);
+        startedWithOneCompletionOfA(1);
         CountDownLatch handedOff = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
         AtomicReference<Boolean> pollingBefore = new AtomicReference<>();
@@ -323,9 +322,7 @@ class CompletionDispatcherTest {
 
     @Test
     void closingCancelsTheWatchAndAfterItRetiringOnlyUnregisters() throws Exception {
-        started(4);
-        dispatcher.register(1, a);
-        source.add(1, 1);
+        startedWithOneCompletionOfA(1);
         dispatcher.close();
         assertThat(source.watched()).isFalse();
         dispatcher.retire(1, a, () -> { });
@@ -338,9 +335,7 @@ class CompletionDispatcherTest {
 
     @Test
     void aRoundThatStartsAfterTheCloseDoesNothing() throws Exception {
-        started(4);
-        dispatcher.register(1, a);
-        source.add(1, 1);
+        startedWithOneCompletionOfA(1);
         Runnable[] late = new Runnable[1];
         // the watch fired just before the close took it back
         Thread t = Thread.ofVirtual().unstarted(() -> late[0].run());
@@ -378,9 +373,7 @@ class CompletionDispatcherTest {
 
     @Test
     void closeWaitsForAPollInProgress() throws Exception {
-        started(4);
-        dispatcher.register(1, a);
-        source.add(1, 1);
+        startedWithOneCompletionOfA(1);
         CountDownLatch inTake = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         sink.onTake = () -> {
