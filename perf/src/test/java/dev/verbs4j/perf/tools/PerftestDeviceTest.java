@@ -58,6 +58,7 @@ class PerftestDeviceTest {
     private static final Duration LISTEN_LIMIT = Duration.ofSeconds(90);
     private static final AtomicInteger PORTS = new AtomicInteger(19100);
     private static final String ITERS = "10";
+    private static final String HUNG = "\n(the C side did not end although its Java peer ended with 0)";
 
     /** Where the two sides run: both on the loopback device, or server on host A and client on host B. */
     enum Topology {
@@ -395,36 +396,14 @@ class PerftestDeviceTest {
         return run(tool, javaServer, javaClient, where, serverOpts, clientOpts, true);
     }
 
-    /** As {@link #run}; without {@code gidIndex} neither side is given -x (perftest then picks the GID itself). */
+    /**
+     * As {@link #run}; without {@code gidIndex} neither side is given -x (perftest then picks the GID itself).
+     * A C side that does not end although its Java peer ended with 0 fails the pair: the hang once
+     * seen after the last line with {@code -R} (the acknowledgement of the C side's last control
+     * message lost with a control queue pair that had left RTS, and perftest's retry count 7,
+     * which rxe takes for no limit) is what {@code CmRun}'s tear-down now rules out.
+     */
     static Pair run(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
-                     List<String> clientOpts, boolean gidIndex) throws Exception {
-        try {
-            return runOnce(tool, javaServer, javaClient, where, serverOpts, clientOpts, gidIndex);
-        } catch (CSideHung e) {
-            // A C side that did not exit although its Java peer had ended with 0: seen in about one full
-            // run in four with three VMs on the host (a C ib_send_bw -R server after its last line; a
-            // C ib_send_lat -c UD -R client after its last size). The likely cause, found by reading
-            // rxe and perftest: the Java side disconnected its control connection right after the
-            // last exchange, so rxe dropped the acknowledgement of the C side's last message (its QP
-            // had left RTS) and the C side, retry count 7 (endless on rxe), resent it for ever.
-            // CmRun now ends the control connection as perftest does; not yet reproduced before
-            // and after, so a hang still gets one more pair, and says so here: a hang that
-            // repeats fails the test.
-            System.err.println("[perftest] " + e.getMessage() + "\n[perftest] the C side hung after its Java peer ended 0, once more");
-            return runOnce(tool, javaServer, javaClient, where, serverOpts, clientOpts, gidIndex);
-        }
-    }
-
-    /** A C side that did not finish while its Java peer had ended with status 0. */
-    private static final class CSideHung extends AssertionError {
-        private static final long serialVersionUID = 1L;
-
-        CSideHung(String message, Throwable cause) {
-            super(message, cause);
-        }
-    }
-
-    private static Pair runOnce(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
                      List<String> clientOpts, boolean gidIndex) throws Exception {
         int port = PORTS.getAndIncrement();
         TestBed.Host server = where.server();
@@ -464,7 +443,7 @@ class PerftestDeviceTest {
                         serverSide = e2.getMessage();
                     }
                     String message = e.getMessage() + "\nwhile the server: " + serverSide;
-                    throw !javaClient && javaServer && serverEndedWell ? new CSideHung(message, e) : new AssertionError(message, e);
+                    throw new AssertionError(message + (!javaClient && javaServer && serverEndedWell ? HUNG : ""), e);
                 }
                 String clientErr = String.join("\n", cr.err());
                 if ((serverOpts.contains("-R") || serverOpts.contains("-z")) && cr.status() != 0 && s.isAlive()
@@ -483,7 +462,7 @@ class PerftestDeviceTest {
                     sr = s.await();
                 } catch (AssertionError e) {
                     String message = e.getMessage() + "\nwhile the client ended: " + cr;
-                    throw !javaServer && javaClient && cr.status() == 0 ? new CSideHung(message, e) : new AssertionError(message, e);
+                    throw new AssertionError(message + (!javaServer && javaClient && cr.status() == 0 ? HUNG : ""), e);
                 }
                 System.err.printf(Locale.ROOT, "[perftest] %s %s server %s client %s %s: %d ms%n", tool.c,
                         String.join(" ", clientOpts), javaServer ? "Java" : "C", javaClient ? "Java" : "C", where,
