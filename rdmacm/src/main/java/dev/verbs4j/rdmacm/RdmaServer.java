@@ -23,7 +23,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  * <p>No thread waits for the events of the server's own {@link EventChannel}: once the channel
  * is readable, a virtual thread of the readiness poller of verbs takes every pending event in
- * order (a turn), then watches the channel again; turns never overlap. For each connection
+ * order (a turn), then watches the channel again; turns never overlap (the thread that times out
+ * accepted requests takes its turns too, below). For each connection
  * request a turn asks the {@link RequestHandler} (accept all by default), creates the
  * connection's resources (protection domain, completion queue, queue pair, registered rings,
  * posted receives) and accepts; once the connection is established it moves the connection's id
@@ -74,9 +75,9 @@ public final class RdmaServer implements AutoCloseable {
     }
 
     /**
-     * Decides on each connection request; runs in the server's turn (on a virtual thread of the
-     * readiness poller of verbs, one request at a time, in order) and must not block: the
-     * server takes no other event meanwhile.
+     * Decides on each connection request; runs in the server's turn (on the virtual thread that
+     * runs the turn, one request at a time, in order) and must not block: the server takes no
+     * other event meanwhile.
      */
     @FunctionalInterface
     public interface RequestHandler {
@@ -539,7 +540,7 @@ public final class RdmaServer implements AutoCloseable {
         boolean tearDown = false;
         lock.lock();
         try {
-            long left = TimeUnit.SECONDS.toNanos(30);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (true) {
                 if (watch != null && watch.cancel()) {
                     watch = null;
@@ -550,11 +551,12 @@ public final class RdmaServer implements AutoCloseable {
                 if (watch == null && turn == null && (!stopped || tornDown)) {
                     break;
                 }
+                long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     return;
                 }
                 try {
-                    left = changed.awaitNanos(left);
+                    changed.awaitNanos(left);
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }

@@ -161,6 +161,7 @@ class CmSafetyDeviceTest {
     private record Round(int n, EventChannel ch, CmId id, ProtectionDomain pd, CompletionQueue cq) {
     }
 
+    /** What one round of a race does with its fresh ids. */
     @FunctionalInterface
     private interface RoundBody {
         void run(Round r) throws Exception;

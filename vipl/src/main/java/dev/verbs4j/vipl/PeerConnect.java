@@ -230,7 +230,7 @@ final class PeerConnect {
             // and no event here tells when, so D21 asks again after a pause, which a cancellation ends
             long pause = deadline == Long.MAX_VALUE ? RETRY_NANOS : Math.min(RETRY_NANOS, deadline - System.nanoTime());
             if (!attempt.pause(pause) && !attempt.cancelled) {
-                return VipReturn.TIMEOUT; // interrupted, as the sleep was
+                return VipReturn.TIMEOUT; // interrupted: the attempt ends, the interrupt status kept
             }
             return null;
         });

@@ -398,10 +398,11 @@ class PerftestDeviceTest {
 
     /**
      * As {@link #run}; without {@code gidIndex} neither side is given -x (perftest then picks the GID itself).
-     * A C side that does not end although its Java peer ended with 0 fails the pair: the hang once
-     * seen after the last line with {@code -R} (the acknowledgement of the C side's last control
-     * message lost with a control queue pair that had left RTS, and perftest's retry count 7,
-     * which rxe takes for no limit) is what {@code CmRun}'s tear-down now rules out.
+     * A C side that does not end although its Java peer ended with 0 fails the pair, as any hang
+     * does: with {@code -R} that is the C side resending its last control message for ever
+     * (perftest's retry count 7, which rxe takes for no limit) because its acknowledgement was
+     * lost with a control queue pair that left RTS too early, which {@code CmRun}'s tear-down
+     * must not allow.
      */
     static Pair run(PerfTool tool, boolean javaServer, boolean javaClient, Topology where, List<String> serverOpts,
                      List<String> clientOpts, boolean gidIndex) throws Exception {

@@ -150,7 +150,7 @@ public final class Mc extends ManualExample {
                 sr.reset(0).wrId(i).opcode(Opcode.SEND_WITH_IMM).flags(SendFlags.SIGNALED).immediateData(qp.qpNum())
                         .ud(ah, ud.qpNum(), ud.qkey()).sge(mr, (long) i * length, length);
                 qp.postSend(sr, 1);
-                WorkCompletion wc = pollOne(cq, wcs, "no the completion of message " + (i + 1));
+                WorkCompletion wc = pollOne(cq, wcs, "no completion of message " + (i + 1));
                 if (!wc.isSuccess()) {
                     err.print("mc: send " + (i + 1) + " failed: " + wc.status().description() + "\n");
                     return 1;
