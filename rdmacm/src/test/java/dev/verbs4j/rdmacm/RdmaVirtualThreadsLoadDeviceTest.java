@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Tag(TestBed.TAG)
 @Tag(TestBed.SHARD_1)
-@Timeout(330)
+@Timeout(450) // the child's start (STARTUP_SECONDS), its limit and 40 s, the report of a stuck child
 class RdmaVirtualThreadsLoadDeviceTest {
 
     static final int MESSAGES = 4;
